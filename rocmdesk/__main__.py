@@ -1,0 +1,3 @@
+from rocmdesk.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""``rocmdesk``: the GUI with no subcommand, headless work with one.
+
+Each subcommand lives in ``rocmdesk/commands/<name>.py`` with ``add_arguments(parser)`` and
+``run(args) -> int``; modules are imported only when their command runs, so ``rocmdesk sample``
+never loads Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from rocmdesk import __version__
+
+# name -> (module, one-line help). Order is the order of ``rocmdesk --help``.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "sample": ("rocmdesk.commands.sample", "print GPU readings (table or JSON)"),
+    "diagnose": ("rocmdesk.commands.diagnose", "check the ROCm setup and explain what is wrong"),
+    "screenshot": ("rocmdesk.commands.screenshot", "save a PNG of a window tab, rendered offscreen"),
+    "capture": ("rocmdesk.commands.capture", "save a redacted support bundle"),
+    "report": ("rocmdesk.commands.report", "write an HTML or Markdown report"),
+}
+
+
+def _available_subcommands() -> dict[str, tuple[str, str]]:
+    """Subcommands whose module exists (features land one issue at a time)."""
+    out = {}
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        if importlib.util.find_spec(module) is not None:
+            out[name] = (module, help_text)
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rocmdesk",
+        description="Live AMD GPU telemetry and a diagnosis of the ROCm setup. "
+        "With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"rocmdesk {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    add_gui_arguments(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in _available_subcommands().items():
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        sub_parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+        importlib.import_module(module).add_arguments(sub_parser)
+    return parser
+
+
+def add_gui_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("window")
+    group.add_argument("--root", metavar="DIR", help="read this folder as the machine's root instead of /")
+    group.add_argument("--demo", action="store_true", help="show the bundled demo recordings")
+    group.add_argument("--open", metavar="BUNDLE", dest="open_bundle", help="open a support bundle")
+    group.add_argument("--backend", default="auto", help="auto, sysfs, rocm-smi, amd-smi, amdsmi or demo")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command is None:
+        try:
+            from rocmdesk.ui.app import run_gui
+        except ImportError as exc:
+            print(f"rocmdesk: the window cannot start ({exc}). "
+                  "Headless commands still work: rocmdesk --help", file=sys.stderr)
+            return 2
+        return run_gui(args)
+    module = importlib.import_module(SUBCOMMANDS[args.command][0])
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,1 @@
+"""Headless subcommands of `rocmdesk`: one module per command (see rocmdesk.cli)."""

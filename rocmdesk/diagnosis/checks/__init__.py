@@ -1,0 +1,1 @@
+"""Every check module; importing this package registers them all with the engine."""

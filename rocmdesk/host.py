@@ -1,0 +1,406 @@
+"""The one seam between rocmdesk and the machine it looks at.
+
+Every read of the host goes through a :class:`HostRoot`: the live machine is ``HostRoot("/")``;
+tests, the demo and support snapshots are other folders laid out like ``/``. Symlinks inside a root
+are resolved *inside* it (like a chroot), so a snapshot can never make us read the analyst's own
+``/sys``. Commands go through a :class:`CommandRunner` (absolute paths, ``shell=False``, a timeout,
+the whole process group killed on time-out) or a :class:`RecordedRunner` that replays outputs.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import json
+import logging
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MAX_SYMLINKS = 40
+DEFAULT_MAX_BYTES = 1 << 20
+
+
+class ReadFailure(enum.Enum):
+    """Why a file could not be read; ``value`` is the wording users see."""
+
+    MISSING = "no such file"
+    PERMISSION = "unreadable (permission denied)"
+    GONE = "device gone (ENODEV)"
+    IS_DIRECTORY = "a directory where a file was expected"
+    LOOP = "symlink loop"
+    TOO_LARGE = "file too large"
+    IO = "I/O error"
+    ESCAPES = "path escapes the host root"
+
+
+_ERRNO_FAILURE = {
+    errno.ENOENT: ReadFailure.MISSING,
+    errno.ENOTDIR: ReadFailure.MISSING,
+    errno.EACCES: ReadFailure.PERMISSION,
+    errno.EPERM: ReadFailure.PERMISSION,
+    errno.ENODEV: ReadFailure.GONE,
+    errno.ENXIO: ReadFailure.GONE,
+    errno.ESHUTDOWN: ReadFailure.GONE,
+    errno.EISDIR: ReadFailure.IS_DIRECTORY,
+    errno.ELOOP: ReadFailure.LOOP,
+}
+
+
+class HostReadError(OSError):
+    """A read of the host failed; ``failure`` says why in words a user understands."""
+
+    def __init__(self, failure: ReadFailure, path: str, detail: str = "") -> None:
+        super().__init__(failure.value if not detail else f"{failure.value}: {detail}")
+        self.failure = failure
+        self.path = path
+
+    @classmethod
+    def from_oserror(cls, exc: OSError, path: str) -> HostReadError:
+        failure = _ERRNO_FAILURE.get(exc.errno or 0, ReadFailure.IO)
+        return cls(failure, path, "" if failure is not ReadFailure.IO else str(exc.strerror or exc))
+
+
+def read_fd_text(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """Read a (sysfs) file at an already-resolved real path; raises OSError.
+
+    sysfs attributes must be read with few syscalls (a sample reads hundreds of them), and a
+    file may vanish or start failing with ENODEV at any time.
+    """
+    fd = os.open(real_path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        size = 0
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > max_bytes:
+                raise HostReadError(ReadFailure.TOO_LARGE, real_path, f"over {max_bytes} bytes")
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+class HostRoot:
+    """A machine's file tree seen through a root folder (default ``/``).
+
+    Paths given to the methods are host paths ("/sys/class/drm" or "sys/class/drm"); the
+    ``real_*`` helpers return paths on the analyst's file system for fast repeated reads.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] = "/") -> None:
+        self.root = os.path.abspath(os.fspath(root))
+        self.is_live = self.root == "/"
+
+    def __repr__(self) -> str:
+        return f"HostRoot({self.root!r})"
+
+    # -- path resolution -------------------------------------------------------------------
+    def join(self, host_path: str | os.PathLike[str]) -> str:
+        """The analyst-side path of ``host_path`` without resolving symlinks."""
+        rel = os.fspath(host_path).lstrip("/")
+        return os.path.join(self.root, rel) if rel else self.root
+
+    def real_path(self, host_path: str | os.PathLike[str]) -> str:
+        """Resolve symlinks of ``host_path`` inside the root; returns an analyst-side path.
+
+        Absolute link targets are re-rooted; ``..`` stops at the root. Missing components are
+        kept as they are (the later open reports MISSING). Raises HostReadError(LOOP).
+        """
+        if self.is_live:
+            return os.path.realpath(os.fspath(host_path))
+        return self.join(self.resolve_host_path(host_path))
+
+    def resolve_host_path(self, host_path: str | os.PathLike[str]) -> str:
+        """Resolve symlinks inside the root and return the resulting *host* path."""
+        pending = [p for p in os.fspath(host_path).split("/") if p]
+        pending.reverse()
+        parts: list[str] = []
+        links = 0
+        while pending:
+            name = pending.pop()
+            if name == ".":
+                continue
+            if name == "..":
+                if parts:
+                    parts.pop()
+                continue
+            candidate = os.path.join(self.root, *parts, name)
+            try:
+                target = os.readlink(candidate)
+            except OSError:
+                parts.append(name)
+                continue
+            links += 1
+            if links > MAX_SYMLINKS:
+                raise HostReadError(ReadFailure.LOOP, "/" + "/".join([*parts, name]))
+            if target.startswith("/"):
+                parts = []
+            extra = [p for p in target.split("/") if p]
+            pending.extend(reversed(extra))
+        return "/" + "/".join(parts)
+
+    # -- reads -------------------------------------------------------------------------------
+    def read_text(self, host_path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+        """Whole file as text; raises HostReadError with a user-facing reason."""
+        path = os.fspath(host_path)
+        try:
+            return read_fd_text(self.real_path(path), max_bytes)
+        except HostReadError as exc:
+            exc.path = path
+            raise
+        except OSError as exc:
+            raise HostReadError.from_oserror(exc, path) from exc
+
+    def read_bytes(self, host_path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+        path = os.fspath(host_path)
+        try:
+            with open(self.real_path(path), "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except HostReadError:
+            raise
+        except OSError as exc:
+            raise HostReadError.from_oserror(exc, path) from exc
+        if len(data) > max_bytes:
+            raise HostReadError(ReadFailure.TOO_LARGE, path, f"over {max_bytes} bytes")
+        return data
+
+    def try_read_text(self, host_path: str | os.PathLike[str]) -> str | None:
+        """The file's text, or None when it cannot be read for any reason."""
+        try:
+            return self.read_text(host_path)
+        except HostReadError:
+            return None
+
+    def read_lines(self, host_path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+        """(1-based line number, line) pairs, for evidence that cites file and line."""
+        yield from enumerate(self.read_text(host_path).splitlines(), start=1)
+
+    def listdir(self, host_path: str | os.PathLike[str]) -> list[str]:
+        """Sorted entries of a folder; [] when it is missing or unreadable."""
+        try:
+            return sorted(os.listdir(self.real_path(host_path)))
+        except (OSError, HostReadError):
+            return []
+
+    def exists(self, host_path: str | os.PathLike[str]) -> bool:
+        try:
+            return os.path.lexists(self.real_path(host_path))
+        except HostReadError:
+            return False
+
+    def is_dir(self, host_path: str | os.PathLike[str]) -> bool:
+        try:
+            return os.path.isdir(self.real_path(host_path))
+        except HostReadError:
+            return False
+
+    def is_file(self, host_path: str | os.PathLike[str]) -> bool:
+        try:
+            return os.path.isfile(self.real_path(host_path))
+        except HostReadError:
+            return False
+
+    def stat(self, host_path: str | os.PathLike[str]) -> os.stat_result:
+        path = os.fspath(host_path)
+        try:
+            return os.stat(self.real_path(path))
+        except HostReadError:
+            raise
+        except OSError as exc:
+            raise HostReadError.from_oserror(exc, path) from exc
+
+    def readlink(self, host_path: str | os.PathLike[str]) -> str | None:
+        """The raw target of a symlink (host terms), or None if it is not a link."""
+        try:
+            return os.readlink(self.join(host_path))
+        except OSError:
+            return None
+
+    def glob(self, host_dir: str, pattern: str) -> list[str]:
+        """Host paths of entries of ``host_dir`` matching a shell pattern, sorted."""
+        import fnmatch
+
+        base = host_dir.rstrip("/") or ""
+        return [f"{base}/{name}" for name in self.listdir(host_dir) if fnmatch.fnmatch(name, pattern)]
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+@dataclass
+class CommandResult:
+    """What a command did. ``error`` is set when it could not run or was killed."""
+
+    argv: list[str]
+    returncode: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    duration_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Ran to completion with status 0 (tools like rocm-smi exit 0 on failure: check output)."""
+        return self.error is None and not self.timed_out and self.returncode == 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> CommandResult:
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+COMMAND_SEARCH_DIRS = ("/opt/rocm/bin", "/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin")
+
+
+class CommandRunner:
+    """Runs host commands: absolute paths only, no shell, a timeout, a minimal environment.
+
+    A command that outlives its timeout has its whole process group killed, so a hung
+    ``rocm-smi`` never stalls whoever called it for longer than the timeout.
+    """
+
+    def __init__(self, default_timeout: float = 10.0, env: Mapping[str, str] | None = None) -> None:
+        self.default_timeout = default_timeout
+        self.env = dict(env) if env is not None else {
+            "PATH": "/usr/bin:/bin:/usr/sbin:/sbin",
+            "LC_ALL": "C.UTF-8",
+            "LANG": "C.UTF-8",
+        }
+        self.history: list[CommandResult] = []
+
+    def which(self, name: str, search: Sequence[str] = COMMAND_SEARCH_DIRS) -> str | None:
+        """Absolute path of an executable named ``name`` on the live machine, or None."""
+        for folder in search:
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        return None
+
+    def run(self, argv: Sequence[str], timeout: float | None = None, stdin: str | None = None) -> CommandResult:
+        argv = [str(a) for a in argv]
+        if not argv or not os.path.isabs(argv[0]):
+            raise ValueError(f"commands must be given by absolute path, got {argv[:1]!r}")
+        limit = self.default_timeout if timeout is None else timeout
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                shell=False,
+                env=self.env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            result = CommandResult(argv, None, error=f"could not start: {exc.strerror or exc}")
+            self.history.append(result)
+            return result
+        try:
+            out, err = proc.communicate(stdin, timeout=limit)
+            result = CommandResult(argv, proc.returncode, _decode(out), _decode(err),
+                                   duration_s=time.monotonic() - start)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            result = CommandResult(argv, None, _decode(out), _decode(err), timed_out=True,
+                                   duration_s=time.monotonic() - start,
+                                   error=f"timed out after {limit:g} s and was killed")
+            log.warning("%s timed out after %.1f s", argv[0], limit)
+        self.history.append(result)
+        return result
+
+
+def _decode(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+@dataclass
+class RecordedRunner(CommandRunner):
+    """Replays recorded command results: tests, demo mode and support snapshots.
+
+    Keys are the argv joined by single spaces. A command with no recording "is not installed",
+    which is exactly what a snapshot of a machine without that tool should look like.
+    """
+
+    recordings: dict[str, CommandResult] = field(default_factory=dict)
+    default_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        self.history = []
+        self.env = {}
+
+    @staticmethod
+    def key(argv: Sequence[str]) -> str:
+        return " ".join(str(a) for a in argv)
+
+    def add(self, argv: Sequence[str], stdout: str = "", stderr: str = "", returncode: int | None = 0,
+            timed_out: bool = False, error: str | None = None) -> None:
+        self.recordings[self.key(argv)] = CommandResult(list(map(str, argv)), returncode, stdout, stderr,
+                                                        timed_out=timed_out, error=error)
+
+    def which(self, name: str, search: Sequence[str] = COMMAND_SEARCH_DIRS) -> str | None:
+        for key in self.recordings:
+            program = key.split(" ", 1)[0]
+            if os.path.basename(program) == name:
+                return program
+        return None
+
+    def run(self, argv: Sequence[str], timeout: float | None = None, stdin: str | None = None) -> CommandResult:
+        argv = [str(a) for a in argv]
+        recorded = self.recordings.get(self.key(argv))
+        if recorded is None:
+            result = CommandResult(argv, None, error="not recorded (tool not available)")
+        else:
+            result = CommandResult(**{**asdict(recorded), "argv": argv})
+        self.history.append(result)
+        return result
+
+    def to_json(self) -> dict:
+        return {k: v.to_json() for k, v in self.recordings.items()}
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> RecordedRunner:
+        return cls({k: CommandResult.from_json(v) for k, v in data.items()})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> RecordedRunner:
+        with open(path, encoding="utf-8") as fh:
+            return cls.from_json(json.load(fh))
+
+
+def runner_for(root: HostRoot) -> CommandRunner:
+    """The live runner for the live machine; otherwise the root's recorded outputs, if any.
+
+    A snapshot carries its tool outputs in ``rocmdesk/commands.json`` inside the root.
+    """
+    if root.is_live:
+        return CommandRunner()
+    recorded = Path(root.join("rocmdesk/commands.json"))
+    if recorded.is_file():
+        try:
+            return RecordedRunner.load(recorded)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            log.warning("ignoring unreadable command recordings %s: %s", recorded, exc)
+    return RecordedRunner()

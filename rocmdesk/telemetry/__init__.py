@@ -1,0 +1,1 @@
+"""GPU telemetry: readings model, backends, sampling and history (Qt-free)."""

@@ -1,0 +1,1 @@
+"""Telemetry sources behind one interface (see base.Backend)."""

@@ -1,0 +1,138 @@
+"""The host-root seam: reads stay inside the root, failures carry reasons, commands are bounded."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from rocmdesk.host import CommandRunner, HostReadError, HostRoot, ReadFailure, RecordedRunner, runner_for
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "sys" / "a").mkdir(parents=True)
+    (tmp_path / "sys" / "a" / "value").write_text("42\n")
+    return tmp_path
+
+
+def test_reads_inside_root(root):
+    host = HostRoot(root)
+    assert host.read_text("/sys/a/value") == "42\n"
+    assert host.read_text("sys/a/value") == "42\n"
+    assert host.listdir("/sys/a") == ["value"]
+    assert not host.is_live
+
+
+def test_absolute_symlink_is_rerooted(root):
+    os.symlink("/sys/a", root / "sys" / "link")
+    host = HostRoot(root)
+    assert host.read_text("/sys/link/value") == "42\n"
+    assert host.real_path("/sys/link/value") == str(root / "sys" / "a" / "value")
+
+
+def test_dotdot_cannot_escape_root(root):
+    os.symlink("../../../../../../etc", root / "sys" / "escape")
+    host = HostRoot(root)
+    assert host.resolve_host_path("/sys/escape/passwd") == "/etc/passwd"
+    with pytest.raises(HostReadError) as err:
+        host.read_text("/sys/escape/passwd")
+    assert err.value.failure is ReadFailure.MISSING
+
+
+def test_symlink_loop_is_reported(root):
+    os.symlink("loop2", root / "sys" / "loop1")
+    os.symlink("loop1", root / "sys" / "loop2")
+    with pytest.raises(HostReadError) as err:
+        HostRoot(root).read_text("/sys/loop1")
+    assert err.value.failure is ReadFailure.LOOP
+    assert not HostRoot(root).exists("/sys/loop1")
+
+
+@pytest.mark.parametrize(
+    ("setup", "failure"),
+    [
+        (lambda p: None, ReadFailure.MISSING),
+        (lambda p: p.mkdir(), ReadFailure.IS_DIRECTORY),
+    ],
+)
+def test_read_failures(root, setup, failure):
+    target = root / "sys" / "x"
+    setup(target)
+    with pytest.raises(HostReadError) as err:
+        HostRoot(root).read_text("/sys/x")
+    assert err.value.failure is failure
+    assert err.value.path == "/sys/x"
+
+
+def test_unreadable_file(root, monkeypatch):
+    target = root / "sys" / "secret"
+    target.write_text("1")
+
+    def deny(path, flags, *a):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "open", deny)
+    with pytest.raises(HostReadError) as err:
+        HostRoot(root).read_text("/sys/secret")
+    assert err.value.failure is ReadFailure.PERMISSION
+
+
+def test_vanished_device(root, monkeypatch):
+    target = root / "sys" / "gone"
+    target.write_text("1")
+
+    def gone(fd, n):
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(os, "read", gone)
+    with pytest.raises(HostReadError) as err:
+        HostRoot(root).read_text("/sys/gone")
+    assert err.value.failure is ReadFailure.GONE
+    assert "ENODEV" in str(err.value)
+
+
+def test_too_large(root):
+    (root / "big").write_bytes(b"x" * 5000)
+    with pytest.raises(HostReadError) as err:
+        HostRoot(root).read_text("/big", max_bytes=1000)
+    assert err.value.failure is ReadFailure.TOO_LARGE
+
+
+def test_runner_requires_absolute_path():
+    with pytest.raises(ValueError):
+        CommandRunner().run(["true"])
+
+
+def test_runner_runs_and_captures():
+    result = CommandRunner().run(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"])
+    assert (result.returncode, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    assert not result.ok
+
+
+def test_runner_kills_hung_tool_and_its_children():
+    start = time.monotonic()
+    result = CommandRunner().run(["/bin/sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)
+    assert result.timed_out and result.error and "timed out" in result.error
+    assert time.monotonic() - start < 5
+
+
+def test_runner_missing_program():
+    result = CommandRunner().run(["/nonexistent/rocm-smi"])
+    assert result.error and result.error.startswith("could not start")
+
+
+def test_recorded_runner_round_trip(tmp_path):
+    rec = RecordedRunner()
+    rec.add(["/usr/bin/rocm-smi", "--json"], stdout="{}")
+    assert rec.which("rocm-smi") == "/usr/bin/rocm-smi"
+    assert rec.run(["/usr/bin/rocm-smi", "--json"]).stdout == "{}"
+    assert rec.run(["/usr/bin/amd-smi"]).error
+    (tmp_path / "rocmdesk").mkdir()
+    import json
+
+    (tmp_path / "rocmdesk" / "commands.json").write_text(json.dumps(rec.to_json()))
+    replay = runner_for(HostRoot(tmp_path))
+    assert isinstance(replay, RecordedRunner)
+    assert replay.run(["/usr/bin/rocm-smi", "--json"]).stdout == "{}"
