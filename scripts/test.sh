@@ -31,6 +31,6 @@ if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 .venv/bin/python -m pip install -q -e '.[test]'
 
 export QT_QPA_PLATFORM=offscreen
-.venv/bin/ruff check rocmdesk tests benchmarks helper
+.venv/bin/ruff check rocmdesk tests benchmarks tools helper/rocmdesk-helper
 .venv/bin/lint-imports
 .venv/bin/python -m pytest "$@"
