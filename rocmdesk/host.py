@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import signal
+import stat as _stat
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -211,13 +212,22 @@ class HostRoot:
             return False
 
     def stat(self, host_path: str | os.PathLike[str]) -> os.stat_result:
+        """``os.stat`` inside the root. In a snapshot a device placeholder under /dev (see
+        :func:`device_placeholder_stat`) stats as the device it stands for."""
         path = os.fspath(host_path)
         try:
-            return os.stat(self.real_path(path))
+            result = os.stat(self.real_path(path))
         except HostReadError:
             raise
         except OSError as exc:
             raise HostReadError.from_oserror(exc, path) from exc
+        if not self.is_live and _stat.S_ISREG(result.st_mode) and result.st_size <= PLACEHOLDER_MAX_BYTES:
+            host = "/" + os.fspath(path).lstrip("/")
+            if host.startswith("/dev/"):
+                fake = device_placeholder_stat(self.real_path(path), result)
+                if fake is not None:
+                    return fake
+        return result
 
     def readlink(self, host_path: str | os.PathLike[str]) -> str | None:
         """The raw target of a symlink (host terms), or None if it is not a link."""
@@ -232,6 +242,42 @@ class HostRoot:
 
         base = host_dir.rstrip("/") or ""
         return [f"{base}/{name}" for name in self.listdir(host_dir) if fnmatch.fnmatch(name, pattern)]
+
+
+# -- device placeholders ---------------------------------------------------------------------
+# A snapshot never holds device files: /dev/kfd and /dev/dri/* are small JSON records of the
+# node's type, mode and owner. HostRoot.stat() turns them back into a stat result, so a check
+# that looks at a device's group and mode works the same on the live machine and a snapshot.
+
+PLACEHOLDER_FORMAT = "rocmdesk-device-placeholder/1"
+PLACEHOLDER_MAX_BYTES = 4096
+
+
+def device_placeholder_json(st: os.stat_result, owner: str | None = None, group: str | None = None) -> dict:
+    """The placeholder record of a device node (``owner``/``group`` names are informational)."""
+    kind = "char" if _stat.S_ISCHR(st.st_mode) else "block" if _stat.S_ISBLK(st.st_mode) else "other"
+    return {"format": PLACEHOLDER_FORMAT, "type": kind, "mode": f"{_stat.S_IMODE(st.st_mode):04o}",
+            "uid": st.st_uid, "gid": st.st_gid, "owner": owner, "group": group,
+            "major": os.major(st.st_rdev), "minor": os.minor(st.st_rdev)}
+
+
+def device_placeholder_stat(real_path: str, file_stat: os.stat_result) -> os.stat_result | None:
+    """The stat of the device a placeholder file stands for, or None when it is no placeholder."""
+    try:
+        with open(real_path, "rb") as fh:
+            data = json.loads(fh.read(PLACEHOLDER_MAX_BYTES))
+        if not isinstance(data, dict) or data.get("format") != PLACEHOLDER_FORMAT:
+            return None
+        kind = {"char": _stat.S_IFCHR, "block": _stat.S_IFBLK}[data["type"]]
+        mode = kind | (int(data["mode"], 8) & 0o7777)
+        rdev = os.makedev(int(data["major"]), int(data["minor"]))
+        uid, gid = int(data["uid"]), int(data["gid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    values = list(file_stat)
+    values[0], values[3], values[4], values[5], values[6] = mode, 1, uid, gid, 0
+    fake = os.stat_result(values, {"st_rdev": rdev})
+    return fake
 
 
 # -- commands ------------------------------------------------------------------------------
