@@ -229,6 +229,29 @@ class HostRoot:
                     return fake
         return result
 
+    def getxattr(self, host_path: str | os.PathLike[str], name: str) -> bytes | None:
+        """An extended attribute (``system.posix_acl_access``), or None when absent/unreadable.
+
+        In a snapshot a device placeholder carries the device's attributes in its record.
+        """
+        path = os.fspath(host_path)
+        try:
+            real = self.real_path(path)
+        except HostReadError:
+            return None
+        if not self.is_live and ("/" + path.lstrip("/")).startswith("/dev/"):
+            record = _placeholder_record(real) if os.path.isfile(real) else None
+            if record is not None:
+                value = (record.get("xattrs") or {}).get(name)
+                try:
+                    return bytes.fromhex(value) if isinstance(value, str) else None
+                except ValueError:
+                    return None
+        try:
+            return os.getxattr(real, name)
+        except (OSError, AttributeError):
+            return None
+
     def readlink(self, host_path: str | os.PathLike[str]) -> str | None:
         """The raw target of a symlink (host terms), or None if it is not a link."""
         try:
@@ -253,21 +276,34 @@ PLACEHOLDER_FORMAT = "rocmdesk-device-placeholder/1"
 PLACEHOLDER_MAX_BYTES = 4096
 
 
-def device_placeholder_json(st: os.stat_result, owner: str | None = None, group: str | None = None) -> dict:
-    """The placeholder record of a device node (``owner``/``group`` names are informational)."""
+def device_placeholder_json(st: os.stat_result, owner: str | None = None, group: str | None = None,
+                            xattrs: Mapping[str, bytes] | None = None) -> dict:
+    """The placeholder record of a device node (``owner``/``group`` names are informational).
+
+    ``xattrs`` keeps e.g. ``system.posix_acl_access`` (logind's uaccess ACL), hex-encoded.
+    """
     kind = "char" if _stat.S_ISCHR(st.st_mode) else "block" if _stat.S_ISBLK(st.st_mode) else "other"
     return {"format": PLACEHOLDER_FORMAT, "type": kind, "mode": f"{_stat.S_IMODE(st.st_mode):04o}",
             "uid": st.st_uid, "gid": st.st_gid, "owner": owner, "group": group,
-            "major": os.major(st.st_rdev), "minor": os.minor(st.st_rdev)}
+            "major": os.major(st.st_rdev), "minor": os.minor(st.st_rdev),
+            "xattrs": {k: v.hex() for k, v in (xattrs or {}).items()}}
+
+
+def _placeholder_record(real_path: str) -> dict | None:
+    try:
+        with open(real_path, "rb") as fh:
+            data = json.loads(fh.read(PLACEHOLDER_MAX_BYTES))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == PLACEHOLDER_FORMAT else None
 
 
 def device_placeholder_stat(real_path: str, file_stat: os.stat_result) -> os.stat_result | None:
     """The stat of the device a placeholder file stands for, or None when it is no placeholder."""
+    data = _placeholder_record(real_path)
+    if data is None:
+        return None
     try:
-        with open(real_path, "rb") as fh:
-            data = json.loads(fh.read(PLACEHOLDER_MAX_BYTES))
-        if not isinstance(data, dict) or data.get("format") != PLACEHOLDER_FORMAT:
-            return None
         kind = {"char": _stat.S_IFCHR, "block": _stat.S_IFBLK}[data["type"]]
         mode = kind | (int(data["mode"], 8) & 0o7777)
         rdev = os.makedev(int(data["major"]), int(data["minor"]))
