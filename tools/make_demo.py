@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""Generate the demo recordings in resources/demo/ (deterministic: fixed seeds, gzip mtime 0).
+
+The recordings are *synthetic*: a small physical model driven by a job timeline, not captures of
+a real machine. They are labelled as demo data everywhere they show (Snapshot.demo, backend
+"demo"). What the model gets right, and where the numbers come from:
+
+* MI300X (gfx942, 192 GiB HBM3): no edge sensor, only junction and mem (facts file 5b, [S46]);
+  socket power from ``power1_input`` only ([S48]); cap 750 W and ~2100 MHz sclk / 900 MHz idle
+  mclk as printed by rocm-smi on an MI300X (ROCm/legacy-rocm-build#5231); the eight PCI addresses
+  are the ones of an 8-GPU MI300X platform in the amd-smi CHANGELOG (``amd-smi xgmi`` example);
+  device id 0x74a1. Temperature limits of MI300X are not verified, so none are recorded.
+* RX 7900 XTX (gfx1100, 24 GiB = 25753026560 bytes as rocm-smi reports it, facts file F1);
+  crit/emergency limits and fan maximum as in the LACT rx7900xtx dump; mclk levels
+  96/456/772/1249 MHz from its pp_dpm_mclk; amdgpu selects the COMPUTE power profile while KFD
+  queues are busy.
+* Dynamics: first-order thermal lag (heatsink tau about a minute, die about seconds), power
+  demand above the cap is clamped to the cap with small regulation noise and sclk drops as
+  (cap / demand) ** 0.45, a zero-RPM fan with hysteresis and a slew limit, sensor noise.
+* Each recording is simulated for two loops and only the second is kept, so the temperatures at
+  the end flow into those at the start: the demo loops without a visible seam.
+
+Run from the repository root: ``.venv/bin/python tools/make_demo.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from rocmdesk.telemetry.model import GpuInfo, GpuKind  # noqa: E402
+from rocmdesk.telemetry.recording import Frame, Recording, write_recording  # noqa: E402
+
+GIB = 1 << 30
+MIB = 1 << 20
+PAGE = 4096
+
+
+def page(n: float) -> int:
+    return int(n) // PAGE * PAGE
+
+
+def lag(current: float, target: float, tau_s: float, dt: float = 1.0) -> float:
+    """First-order response over dt (exact for a step held during dt)."""
+    return target + (current - target) * math.exp(-dt / tau_s)
+
+
+# -- MI300X node ------------------------------------------------------------------------------
+
+MI300X_PCI = ("0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
+              "0000:85:00.0", "0000:a6:00.0", "0000:c6:00.0", "0000:e5:00.0")
+MI300X_HBM = 206158430208  # 192 GiB
+MI300X_CAP = 750.0
+NOT_RECORDED = "not recorded in this demo"
+
+
+@dataclass
+class Phase:
+    start: float
+    end: float
+    kind: str
+
+
+MI300X_TIMELINE = (
+    Phase(0, 30, "idle"),
+    Phase(30, 70, "load"),
+    Phase(70, 95, "warmup"),
+    Phase(95, 300, "train"),
+    Phase(300, 325, "eval"),
+    Phase(325, 560, "train"),
+    Phase(560, 600, "checkpoint"),
+    Phase(600, 720, "train"),
+    Phase(720, 745, "eval"),
+    Phase(745, 842, "train"),
+    Phase(842, 900, "idle"),
+)
+
+
+def phase_at(timeline: tuple[Phase, ...], t: float) -> Phase:
+    for phase in timeline:
+        if phase.start <= t < phase.end:
+            return phase
+    return timeline[-1]
+
+
+def mi300x_infos() -> list[GpuInfo]:
+    rng = random.Random(300942)
+    infos = []
+    for i, pci in enumerate(MI300X_PCI):
+        infos.append(GpuInfo(
+            card=f"card{i + 1}",  # card0 is the BMC's display controller on such servers
+            pci=pci,
+            name="AMD Instinct MI300X",
+            device_id=0x74A1,
+            revision_id=0x00,
+            subsystem="1002:74a1",
+            gfx_target="gfx942",
+            kind=GpuKind.INSTINCT,
+            driver="amdgpu",
+            vram_total_bytes=MI300X_HBM,
+            driver_version="6.8.0-60-generic",
+            rocm_version="6.4.1",
+            kfd_node=i + 2,  # two CPU sockets come first in the KFD topology
+            render_node=f"renderD{128 + i}",
+            unique_id=f"0x{rng.getrandbits(64):016x}",
+        ))
+    return infos
+
+
+def mi300x_static() -> dict:
+    return {
+        "temperature_crit_c": {},
+        "temperature_emergency_c": {},
+        "power_cap_w": MI300X_CAP,
+        "power_cap_min_w": None,
+        "power_cap_max_w": MI300X_CAP,
+        "power_cap_default_w": MI300X_CAP,
+        "vram_total_bytes": MI300X_HBM,
+        "gtt_total_bytes": 1024 * GIB,  # half of the node's 2 TiB of RAM
+        "fan_rpm": None,
+        "fan_percent": None,
+        "voltage_mv": None,
+        "performance_level": "auto",
+        "power_profile": None,
+        "unavailable": {
+            "temperature_c.edge": "this GPU has no edge sensor",
+            "fan_rpm": "no fan on this GPU (passively cooled)",
+            "fan_percent": "no fan on this GPU (passively cooled)",
+            "power_cap_min_w": NOT_RECORDED,
+            "voltage_mv": NOT_RECORDED,
+            "power_profile": NOT_RECORDED,
+        },
+    }
+
+
+@dataclass
+class Mi300xState:
+    heatsink: float
+    junction: float
+    mem: float
+    hbm: float  # bytes used
+    gtt: float
+
+
+def simulate_mi300x(seed: int = 20251130) -> Recording:
+    rng = random.Random(seed)
+    infos = mi300x_infos()
+    duration = 900
+    inlet = [26.0, 27.0, 28.5, 29.5, 26.5, 28.0, 30.0, 29.0]  # air warms along the chassis
+    r_heatsink = [0.054, 0.056, 0.055, 0.058, 0.053, 0.057, 0.056, 0.059]  # degC per W
+    leakage = [0.0, 4.0, 9.0, 2.0, 6.0, 1.0, 5.0, 3.0]  # W above the idle floor
+    shard = [36.4 * GIB + k * 0.05 * GIB for k in range(8)]
+    peak = [172.5 * GIB + (k % 3) * 0.6 * GIB for k in range(8)]
+    states = [Mi300xState(heatsink=t + 8, junction=t + 10, mem=t + 8, hbm=0.3 * GIB, gtt=180 * MIB) for t in inlet]
+    step_phase = 0.0
+    frames: list[Frame] = []
+    process_info = {
+        51200 + k: {"pci": MI300X_PCI[k], "name": "pt_main_thread", "user": "demo",
+                    "cmdline": "/opt/venv/bin/python3 -u train.py --config configs/llama-70b-fsdp.yaml"}
+        for k in range(8)
+    }
+    for second in range(2 * duration):
+        t = second % duration
+        phase = phase_at(MI300X_TIMELINE, t)
+        into = t - phase.start
+        step_phase = (step_phase + 1.0 / 3.2) % 1.0  # a training step lasts about 3.2 s
+        sync_dip = 0.0
+        if phase.kind in ("train", "warmup") and step_phase < 0.32:
+            sync_dip = rng.uniform(6, 24)  # gradient all-reduce between steps
+        gpus = []
+        processes = []
+        job_running = phase.kind not in ("idle",)
+        for k, st in enumerate(states):
+            noise = rng.gauss
+            if phase.kind == "idle":
+                busy, intensity, mem_busy = 0.0, 0.0, 0.0
+                hbm_target = 0.3 * GIB
+                st.gtt = lag(st.gtt, 180 * MIB, 5)
+            elif phase.kind == "load":
+                busy = max(0.0, rng.choice((2, 4, 8, 15, 22)) + noise(0, 2))
+                intensity, mem_busy = 0.15, rng.uniform(3, 12)
+                chunks = min(1.0, math.floor(into / 3.0 + 1) / 13.0)
+                hbm_target = 0.3 * GIB + 0.5 * GIB + chunks * shard[k]
+                st.gtt = lag(st.gtt, 2.2 * GIB, 6)
+            elif phase.kind == "warmup":
+                busy = min(100.0, 35 + into * 2.6 + noise(0, 8)) - sync_dip * 0.5
+                intensity, mem_busy = 0.45 + into / 25 * 0.55, rng.uniform(15, 40)
+                hbm_target = 0.8 * GIB + shard[k] + (peak[k] - shard[k]) * min(1.0, into / 18)
+                st.gtt = lag(st.gtt, 1.1 * GIB, 8)
+            elif phase.kind == "train":
+                busy = 100.0 - sync_dip - abs(noise(0, 1.5))
+                intensity = 1.06 + noise(0, 0.03) + 0.02 * math.sin(2 * math.pi * t / 47)
+                mem_busy = 38 + noise(0, 6) - sync_dip * 0.8
+                hbm_target = 0.8 * GIB + peak[k] + noise(0, 0.15) * GIB
+                st.gtt = lag(st.gtt, 1.1 * GIB, 8)
+            elif phase.kind == "eval":
+                busy = 62 + noise(0, 9)
+                intensity, mem_busy = 0.62 + noise(0, 0.04), 24 + noise(0, 5)
+                hbm_target = 0.8 * GIB + peak[k] + 4.2 * GIB
+                st.gtt = lag(st.gtt, 1.1 * GIB, 8)
+            else:  # checkpoint: FSDP gathers and writes shards through pinned host memory
+                busy = max(0.0, 4 + noise(0, 2.5))
+                intensity, mem_busy = 0.08, rng.uniform(2, 9)
+                hbm_target = st.hbm
+                st.gtt = lag(st.gtt, 9.5 * GIB, 4)
+            busy = min(100.0, max(0.0, busy))
+            mem_busy = min(100.0, max(0.0, mem_busy))
+            st.hbm = hbm_target if hbm_target <= st.hbm or phase.kind != "warmup" else lag(st.hbm, hbm_target, 3)
+            if phase.kind == "idle":
+                st.hbm = hbm_target
+            idle_floor = (128.0 if not job_running else 168.0) + leakage[k] + (st.junction - 40) * 0.35
+            demand = idle_floor + (busy / 100.0) * 640.0 * intensity + noise(0, 4)
+            if demand > MI300X_CAP:
+                power = MI300X_CAP - abs(noise(0, 3.0)) + (2.0 if rng.random() < 0.15 else 0.0)
+                ratio = (MI300X_CAP - 110.0) / (demand - 110.0)
+                sclk = 2100 * ratio ** 0.45 + noise(0, 12)
+            else:
+                power = demand
+                sclk = 2100 + noise(0, 4) if job_running else 132 + rng.choice((0, 0, 1, 2))
+            mclk = 1300 if job_running and (busy > 3 or phase.kind != "idle") else 900
+            st.heatsink = lag(st.heatsink, inlet[k] + r_heatsink[k] * power, 70.0)
+            st.junction = lag(st.junction, st.heatsink + 0.017 * power, 3.5)
+            st.mem = lag(st.mem, inlet[k] + 0.86 * (st.heatsink - inlet[k]) + 0.09 * mem_busy, 25.0)
+            gpus.append({
+                "temperature_c": {"junction": float(round(st.junction + noise(0, 0.3))),
+                                  "mem": float(round(st.mem + noise(0, 0.2)))},
+                "power_w": float(round(power)),
+                "vram_used_bytes": page(st.hbm),
+                "gtt_used_bytes": page(st.gtt),
+                "gpu_busy_percent": round(busy),
+                "mem_busy_percent": round(mem_busy),
+                "sclk_mhz": round(sclk),
+                "mclk_mhz": mclk,
+            })
+            if job_running:
+                processes.append({"pid": 51200 + k, "vram_bytes": page(max(0.0, st.hbm - 0.3 * GIB)),
+                                  "gtt_bytes": page(st.gtt * 0.9), "gpu_percent": float(round(busy))})
+        if second >= duration:
+            frames.append(Frame(t=float(t), gpus=gpus, processes=processes))
+    return Recording(
+        name="mi300x-node",
+        title="8 × AMD Instinct MI300X node training an LLM (demo recording)",
+        description="A synthetic 15-minute recording of an 8-GPU MI300X node: idle, a data-parallel "
+                    "training job starting (weights loaded into HBM, warm-up), steady power-capped "
+                    "training with evaluation passes and a checkpoint save, the job ending.",
+        gpus=infos,
+        static=[mi300x_static() for _ in infos],
+        frames=frames,
+        interval_s=1.0,
+        demo=True,
+        process_info=process_info,
+        meta={"synthetic": True, "generator": "tools/make_demo.py", "seed": seed},
+    )
+
+
+# -- RX 7900 XTX workstation running ComfyUI -------------------------------------------------
+
+XTX_VRAM = 25753026560
+XTX_CAP = 303.0
+XTX_FAN_MAX = 3200  # fan1_max of the LACT rx7900xtx dump
+COMFY_PID = 48213
+
+
+def comfy_timeline() -> list[tuple[float, float, str]]:
+    """(start, end, activity) covering 0..900 s: idle, load, per-image encode/sample/decode/save."""
+    events: list[tuple[float, float, str]] = [(0, 45, "idle"), (45, 59, "load")]
+    t = 59.0
+    groups = ((4, 70), (6, 95), (8, 80), (4, 70))  # images per queue run, idle pause after it
+    for images, pause in groups:
+        for _ in range(images):
+            events += [(t, t + 1, "encode"), (t + 1, t + 14, "sample"), (t + 14, t + 17, "decode"),
+                       (t + 17, t + 18, "save")]
+            t += 18
+        events.append((t, t + pause, "resident"))
+        t += pause
+    events += [(t, t + 2, "unload"), (t + 2, 900.0, "idle")]
+    return events
+
+
+def activity_at(events: list[tuple[float, float, str]], t: float) -> tuple[str, float]:
+    for start, end, what in events:
+        if start <= t < end:
+            return what, t - start
+    return "idle", 0.0
+
+
+def xtx_info() -> GpuInfo:
+    return GpuInfo(
+        card="card1", pci="0000:03:00.0", name="AMD Radeon RX 7900 XTX", device_id=0x744C,
+        revision_id=0xC8, subsystem="1da2:e471", gfx_target="gfx1100", kind=GpuKind.DISCRETE,
+        driver="amdgpu", vram_total_bytes=XTX_VRAM, vbios="113-D70401XT-N11",
+        driver_version="6.8.0-60-generic", rocm_version="6.4.1", kfd_node=1, render_node="renderD128",
+        unique_id=None,
+    )
+
+
+def xtx_static() -> dict:
+    return {
+        "temperature_crit_c": {"edge": 100.0, "junction": 110.0, "mem": 108.0},
+        "temperature_emergency_c": {"edge": 105.0, "junction": 115.0, "mem": 113.0},
+        "power_cap_w": XTX_CAP,
+        "power_cap_min_w": 261.0,
+        "power_cap_max_w": 333.0,
+        "power_cap_default_w": XTX_CAP,
+        "vram_total_bytes": XTX_VRAM,
+        "gtt_total_bytes": 32 * GIB,
+        "performance_level": "auto",
+        "unavailable": {},
+    }
+
+
+def simulate_xtx(seed: int = 20251201) -> Recording:
+    rng = random.Random(seed)
+    events = comfy_timeline()
+    duration = 900
+    inlet = 31.0
+    heatsink, junction, mem = 40.0, 42.0, 48.0
+    fan_pct, fan_on = 0.0, False
+    desktop_vram = 0.62 * GIB
+    comfy_context = 0.36 * GIB
+    model = 0.0  # bytes of checkpoint resident
+    cache = 0.0  # torch caching allocator reserve
+    gtt = 95 * MIB
+    frames: list[Frame] = []
+    info = xtx_info()
+    process_info = {
+        COMFY_PID: {"pci": info.pci, "name": "python3", "user": "demo",
+                    "cmdline": "/home/demo/ComfyUI/venv/bin/python3 main.py --listen 127.0.0.1 --port 8188"},
+        2011: {"pci": info.pci, "name": "gnome-shell", "user": "demo", "cmdline": "/usr/bin/gnome-shell"},
+        2290: {"pci": info.pci, "name": "Xwayland", "user": "demo",
+               "cmdline": "/usr/bin/Xwayland :0 -rootless -noreset -accessx -core "
+                          "-auth /run/user/1000/.mutter-Xwaylandauth"},
+        3120: {"pci": info.pci, "name": "firefox", "user": "demo",
+               "cmdline": "/usr/lib/firefox/firefox http://127.0.0.1:8188/"},
+    }
+    checkpoint = 6.94 * GIB  # SDXL UNet + text encoders + VAE
+    for second in range(2 * duration):
+        t = second % duration
+        what, into = activity_at(events, t)
+        noise = rng.gauss
+        desktop_busy = max(0.0, rng.choice((0, 0, 1, 2, 3, 5)) + noise(0, 0.5))
+        vae_extra = 0.0
+        if what == "idle":
+            busy, mem_busy, demand = desktop_busy, rng.uniform(0, 3), 17.0 + desktop_busy * 1.2
+            model, cache = 0.0, 0.0
+        elif what == "load":
+            busy, mem_busy = rng.uniform(8, 30), rng.uniform(5, 20)
+            demand = 55 + busy * 0.8
+            model = min(checkpoint, checkpoint * (math.floor(into / 1.5) + 1) / 9)
+        elif what == "encode":
+            busy, mem_busy, demand = rng.uniform(55, 80), rng.uniform(20, 35), 190 + noise(0, 15)
+            model = checkpoint
+        elif what == "sample":
+            busy, mem_busy = 100.0 - abs(noise(0, 1.2)), 44 + noise(0, 5)
+            demand = 345 + noise(0, 10)
+            cache = max(cache, 2.45 * GIB)
+        elif what == "decode":
+            busy, mem_busy = 100.0 - abs(noise(0, 0.6)), 72 + noise(0, 6)
+            demand = 296 + noise(0, 12)
+            vae_extra = 3.2 * GIB if into < 2.5 else 1.1 * GIB
+        elif what == "save":
+            busy, mem_busy, demand = rng.uniform(2, 9), rng.uniform(1, 6), 48 + noise(0, 6)
+        elif what == "resident":
+            busy, mem_busy, demand = desktop_busy, rng.uniform(0, 3), 24 + desktop_busy * 1.2
+        else:  # unload: ComfyUI frees the models and empties the cache
+            busy, mem_busy, demand = rng.uniform(1, 6), rng.uniform(0, 4), 30.0
+            model, cache = 0.0, 0.0
+        busy = min(100.0, max(0.0, busy))
+        mem_busy = min(100.0, max(0.0, mem_busy))
+        demand += (junction - 50) * 0.12  # leakage grows with temperature
+        if demand > XTX_CAP:
+            power = XTX_CAP - abs(noise(0, 2.2)) + (1.0 if rng.random() < 0.2 else 0.0)
+            ratio = (XTX_CAP - 40.0) / (demand - 40.0)
+            sclk = 2498 * ratio ** 0.45 + noise(0, 15)
+        else:
+            power = max(8.0, demand + noise(0, 1.5))
+            if busy > 40:
+                sclk = 2498 + noise(0, 6)
+            elif busy > 5:
+                sclk = rng.uniform(900, 2100)
+            else:
+                sclk = rng.choice((25, 31, 31, 31, 48, 57))  # deep sleep: the LACT dump reads 31 MHz at idle
+        if busy > 40 or mem_busy > 30:
+            mclk = 1249
+        elif busy > 5:
+            mclk = rng.choice((772, 1249))
+        else:
+            mclk = rng.choice((96, 96, 96, 456))
+        # fan: zero-RPM below ~50 degC edge, starts at 60 degC junction, follows junction, slew-limited
+        if not fan_on and junction > 60:
+            fan_on = True
+        elif fan_on and heatsink < 50 and junction < 55:
+            fan_on = False
+        target_fan = min(78.0, max(22.0, 22 + (junction - 60) * 1.6)) if fan_on else 0.0
+        fan_pct = min(fan_pct + 3.0, target_fan) if target_fan > fan_pct else max(fan_pct - 2.0, target_fan)
+        r_heatsink = 0.19 - 0.105 * (fan_pct / 78.0)
+        heatsink = lag(heatsink, inlet + r_heatsink * power, 45.0)
+        junction = lag(junction, heatsink + 0.085 * power, 2.0)
+        mem = lag(mem, heatsink + 5.5 + 0.12 * mem_busy, 18.0)
+        pwm = round(fan_pct / 100 * 255)
+        rpm = 0 if pwm == 0 else round(pwm / 255 * XTX_FAN_MAX * 0.96 + noise(0, 12))
+        comfy_vram = comfy_context + model + cache + vae_extra
+        gtt = lag(gtt, (420 * MIB if what in ("load", "decode", "save") else 95 * MIB), 4)
+        vram_used = desktop_vram + comfy_vram + noise(0, 2) * MIB
+        voltage = 720 + (sclk / 2498) * 390 + noise(0, 6) if busy > 5 else 686 + rng.choice((-3, 0, 0, 4))
+        computing = what in ("load", "encode", "sample", "decode", "save")
+        sample = {
+            "temperature_c": {"edge": float(round(heatsink + noise(0, 0.3))),
+                              "junction": float(round(junction + noise(0, 0.6))),
+                              "mem": float(round(mem + noise(0, 0.3)))},
+            "power_w": float(round(power)),
+            "vram_used_bytes": page(vram_used),
+            "gtt_used_bytes": page(gtt),
+            "gpu_busy_percent": round(busy),
+            "mem_busy_percent": round(mem_busy),
+            "sclk_mhz": max(0, round(sclk)),
+            "mclk_mhz": mclk,
+            "fan_rpm": max(0, rpm),
+            "fan_percent": round(pwm / 255 * 100, 1),
+            "voltage_mv": float(round(voltage)),
+            "power_profile": "COMPUTE" if computing or (what == "resident" and into < 5) else "BOOTUP_DEFAULT",
+        }
+        comfy_gpu = max(0.0, busy - desktop_busy) if computing else 0.0
+        processes = [
+            {"pid": 2011, "vram_bytes": page(0.21 * GIB), "gtt_bytes": page(38 * MIB),
+             "gpu_percent": float(round(desktop_busy * 0.6, 1))},
+            {"pid": 2290, "vram_bytes": page(0.05 * GIB), "gtt_bytes": page(6 * MIB), "gpu_percent": 0.0},
+            {"pid": 3120, "vram_bytes": page(0.17 * GIB), "gtt_bytes": page(22 * MIB),
+             "gpu_percent": float(round(desktop_busy * 0.4, 1))},
+            {"pid": COMFY_PID, "vram_bytes": page(comfy_vram), "gtt_bytes": page(max(0.0, gtt - 70 * MIB)),
+             "gpu_percent": float(round(comfy_gpu, 1))},
+        ]
+        if second >= duration:
+            frames.append(Frame(t=float(t), gpus=[sample], processes=processes))
+    return Recording(
+        name="rx7900xtx-comfyui",
+        title="AMD Radeon RX 7900 XTX workstation running ComfyUI (demo recording)",
+        description="A synthetic 15-minute recording of a desktop with an RX 7900 XTX: idle, ComfyUI "
+                    "loading an SDXL checkpoint into VRAM, queues of images (sampling steps at the "
+                    "power cap, VAE decode), pauses with the model resident, models unloaded, idle.",
+        gpus=[info],
+        static=[xtx_static()],
+        frames=frames,
+        interval_s=1.0,
+        demo=True,
+        process_info=process_info,
+        meta={"synthetic": True, "generator": "tools/make_demo.py", "seed": seed},
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    out_dir = Path(argv[0]) if argv else REPO / "resources" / "demo"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for recording in (simulate_mi300x(), simulate_xtx()):
+        path = out_dir / f"{recording.name}.jsonl.gz"
+        write_recording(path, recording)
+        print(f"{path}: {len(recording.frames)} samples, {path.stat().st_size} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
