@@ -164,6 +164,8 @@ def active_dpm_mhz(text: str) -> int | None:
 _PROFILE_ROW = re.compile(r"^\s*(\d+)\s+([A-Za-z0-9_]+)\s*(\*?)\s*:")
 # Older (Polaris/SMU7) layout: "  1 3D_FULL_SCREEN*   ..." without a colon.
 _PROFILE_ROW_OLD = re.compile(r"^\s*(\d+)\s+([A-Z0-9_]+)\s*(\*?)(?:\s|$)")
+# smu_v13_0_7 prints "%d %-14s%s" with "* " or "  " after the padded name (kernel source).
+_PROFILE_CELL = re.compile(r"\b(\d+) +([0-9]*[A-Z][A-Z0-9_]*) *(\*)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +178,15 @@ class PowerProfile:
 def parse_power_profiles(text: str) -> list[PowerProfile]:
     """The profile rows of ``pp_power_profile_mode`` (header and per-clock rows are skipped)."""
     rows = []
-    for line in clean(text).splitlines():
+    lines = clean(text).splitlines()
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first[:1].isdigit():
+        # SMU 13.0.7 layout (Navi 33): all profiles on the header row, columns below; the
+        # active one is followed by "*" (possibly after the name's padding: "4 VR            * ").
+        cells = list(_PROFILE_CELL.finditer(first))
+        if len(cells) > 1:
+            return [PowerProfile(int(m.group(1)), m.group(2), bool(m.group(3))) for m in cells]
+    for line in lines:
         match = _PROFILE_ROW.match(line) or _PROFILE_ROW_OLD.match(line)
         if match and not match.group(2).isdigit():
             rows.append(PowerProfile(int(match.group(1)), match.group(2), match.group(3) == "*"))

@@ -1,0 +1,370 @@
+"""The primary telemetry source: amdgpu sysfs and hwmon files, read directly.
+
+Speed is the point (an 8-GPU node must sample in well under a millisecond), so all path work
+happens once in :meth:`SysfsBackend.discover`: the hwmon folder is found, temperature labels
+are read, every file that exists is resolved to its real path, and the values that never change
+while the driver is bound (crit/emergency limits, power-cap range, VRAM/GTT totals, pwm1_max)
+are read there too. A sample then only opens the live files, with one ``os.open``/``os.read``
+each. A missing sensor is decided at discovery and reported with its reason every sample.
+
+Nothing here raises for one bad file or a vanished GPU: the reading becomes ``None`` with a
+reason in ``unavailable``; a GPU whose device folder disappears is reported in
+``Snapshot.errors`` and the card list is re-read on the next sample.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rocmdesk import host
+from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry import parsers, pciids
+from rocmdesk.telemetry.backends.base import Backend
+from rocmdesk.telemetry.discovery import DRM_CLASS, DiscoveredGpu, discover, list_cards
+from rocmdesk.telemetry.fdinfo import FdinfoScanner
+from rocmdesk.telemetry.model import GpuInfo, GpuSample, ProcessUse, Snapshot
+
+log = logging.getLogger(__name__)
+
+STANDARD_TEMPS = ("edge", "junction", "mem")
+GONE_REASON = "device gone (GPU removed)"
+_GONE_ERRNOS = (errno.ENOENT, errno.ENODEV, errno.ENXIO, errno.ENOTDIR)
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, HostReadError):
+        return exc.failure.value
+    return HostReadError.from_oserror(exc, "").failure.value
+
+
+class _Probe:
+    """One live file: where it is, how to parse it, where the value goes."""
+
+    __slots__ = ("fallback", "key", "label", "parse", "path")
+
+    def __init__(self, key: str, path: str, parse: Callable[[str], Any], label: str | None = None,
+                 fallback: _Probe | None = None) -> None:
+        self.key = key
+        self.path = path
+        self.parse = parse
+        self.label = label  # set for temperature_c entries
+        self.fallback = fallback  # read when this one yields None or fails (pp_dpm_* → freqN_input)
+
+
+class _Plan:
+    """Everything decided at discovery for one GPU."""
+
+    __slots__ = ("device_real", "info", "missing", "probes", "static_temps", "static_values")
+
+    def __init__(self, gpu: DiscoveredGpu) -> None:
+        self.info: GpuInfo = gpu.info
+        self.device_real = gpu.device_real
+        self.probes: list[_Probe] = []
+        self.missing: dict[str, str] = {}  # key -> reason, the same every sample
+        self.static_values: dict[str, Any] = {}
+        self.static_temps: dict[str, dict[str, float]] = {"temperature_crit_c": {}, "temperature_emergency_c": {}}
+
+
+def _list_files(folder: str | None) -> set[str]:
+    if folder is None:
+        return set()
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
+
+
+def _read_static(path: str, parse: Callable[[str], Any]) -> tuple[Any, str | None]:
+    try:
+        return parse(host.read_fd_text(path)), None
+    except parsers.ValueProblem as exc:
+        return None, str(exc)
+    except OSError as exc:
+        return None, _reason(exc)
+
+
+def _fan_percent_parser(pwm_max: int) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        pwm = parsers.parse_int(text, maximum=pwm_max)
+        return round(pwm * 100.0 / pwm_max, 1)
+
+    return parse
+
+
+def _label(hwmon: str, files: set[str], name: str) -> str | None:
+    if name not in files:
+        return None
+    try:
+        return parsers.parse_line(host.read_fd_text(os.path.join(hwmon, name)))
+    except (OSError, parsers.ValueProblem):
+        return None
+
+
+def build_plan(gpu: DiscoveredGpu) -> _Plan:
+    """Decide, once, which files a sample of ``gpu`` reads and which readings are absent."""
+    plan = _Plan(gpu)
+    info = gpu.info
+    dev = gpu.device_real
+    dev_files = _list_files(dev)
+    hw = gpu.hwmon_real
+    hw_files = _list_files(hw)
+    on_amdgpu = info.driver == "amdgpu"
+    not_amdgpu = f"not on amdgpu ({info.driver} driver)" if info.driver else "not bound to a driver"
+
+    def absent(key: str, what: str, from_device: bool = True) -> None:
+        if from_device and not on_amdgpu:
+            plan.missing[key] = not_amdgpu
+        elif not from_device and hw is None:
+            plan.missing[key] = not_amdgpu if not on_amdgpu else "no hwmon sensors for this GPU"
+        else:
+            plan.missing[key] = f"this GPU has no {what}"
+
+    def dev_probe(key: str, name: str, parse: Callable[[str], Any], what: str) -> None:
+        if name in dev_files:
+            plan.probes.append(_Probe(key, os.path.join(dev, name), parse))
+        else:
+            absent(key, what)
+
+    def dev_static(key: str, name: str, parse: Callable[[str], Any], what: str) -> None:
+        if name in dev_files:
+            value, reason = _read_static(os.path.join(dev, name), parse)
+            if reason:
+                plan.missing[key] = reason
+            else:
+                plan.static_values[key] = value
+        else:
+            absent(key, what)
+
+    # -- temperatures, by label ---------------------------------------------------------------
+    seen: set[str] = set()
+    numbers = sorted(int(n[4:-6]) for n in hw_files
+                     if n.startswith("temp") and n.endswith("_input") and n[4:-6].isdigit())
+    for n in numbers:
+        label = _label(hw, hw_files, f"temp{n}_label") or f"temp{n}"
+        if label in seen:
+            label = f"temp{n}"
+        seen.add(label)
+        plan.probes.append(_Probe(f"temperature_c.{label}", os.path.join(hw, f"temp{n}_input"),
+                                  parsers.millidegrees_to_c, label=label))
+        for suffix, bucket in (("crit", "temperature_crit_c"), ("emergency", "temperature_emergency_c")):
+            name = f"temp{n}_{suffix}"
+            if name in hw_files:
+                value, reason = _read_static(os.path.join(hw, name), parsers.millidegrees_to_c)
+                if reason:
+                    plan.missing[f"{bucket}.{label}"] = reason
+                else:
+                    plan.static_temps[bucket][label] = value
+    for label in STANDARD_TEMPS:
+        if label not in seen:
+            absent(f"temperature_c.{label}", f"{label} sensor", from_device=False)
+
+    # -- power --------------------------------------------------------------------------------
+    secondary = (not any(n.startswith("power1_") for n in hw_files) and hw is not None
+                 and info.device_id in pciids.MULTI_DIE_IDS)
+    power_missing = ("secondary die: the board power is reported by the primary die" if secondary
+                     else None)
+    if "power1_input" in hw_files:
+        plan.probes.append(_Probe("power_w", os.path.join(hw, "power1_input"), parsers.microwatts_to_w))
+    elif "power1_average" in hw_files:
+        plan.probes.append(_Probe("power_w", os.path.join(hw, "power1_average"), parsers.microwatts_to_w))
+    elif power_missing:
+        plan.missing["power_w"] = power_missing
+    else:
+        absent("power_w", "power sensor (power1_input or power1_average)", from_device=False)
+    cap_keys = (("power_cap_w", "power1_cap"), ("power_cap_min_w", "power1_cap_min"),
+                ("power_cap_max_w", "power1_cap_max"), ("power_cap_default_w", "power1_cap_default"))
+    for key, name in cap_keys:
+        if name in hw_files:
+            if key == "power_cap_w":
+                plan.probes.append(_Probe(key, os.path.join(hw, name), parsers.microwatts_to_w))
+            else:
+                value, reason = _read_static(os.path.join(hw, name), parsers.microwatts_to_w)
+                if reason:
+                    plan.missing[key] = reason
+                else:
+                    plan.static_values[key] = value
+        elif power_missing:
+            plan.missing[key] = power_missing
+        else:
+            absent(key, name.replace("power1_", "power ").replace("_", " "), from_device=False)
+
+    # -- memory and activity ----------------------------------------------------------------------
+    dev_probe("vram_used_bytes", "mem_info_vram_used", parsers.parse_int, "VRAM counter (mem_info_vram_used)")
+    dev_static("vram_total_bytes", "mem_info_vram_total", parsers.parse_int, "VRAM counter (mem_info_vram_total)")
+    dev_probe("gtt_used_bytes", "mem_info_gtt_used", parsers.parse_int, "GTT counter (mem_info_gtt_used)")
+    dev_static("gtt_total_bytes", "mem_info_gtt_total", parsers.parse_int, "GTT counter (mem_info_gtt_total)")
+    dev_probe("gpu_busy_percent", "gpu_busy_percent", parsers.percent, "busy counter (gpu_busy_percent)")
+    dev_probe("mem_busy_percent", "mem_busy_percent", parsers.percent, "memory busy counter (mem_busy_percent)")
+
+    # -- clocks: the `*` level of pp_dpm_*, else hwmon freqN_input by label ---------------------
+    freq = {}
+    for name in hw_files:
+        if name.startswith("freq") and name.endswith("_input"):
+            label = _label(hw, hw_files, name.replace("_input", "_label"))
+            if label:
+                freq[label] = os.path.join(hw, name)
+    for key, table, label in (("sclk_mhz", "pp_dpm_sclk", "sclk"), ("mclk_mhz", "pp_dpm_mclk", "mclk")):
+        fallback = _Probe(key, freq[label], parsers.hertz_to_mhz) if label in freq else None
+        if table in dev_files:
+            plan.probes.append(_Probe(key, os.path.join(dev, table), parsers.active_dpm_mhz, fallback=fallback))
+        elif fallback is not None:
+            plan.probes.append(fallback)
+        else:
+            absent(key, f"{label} clock ({table} or a freq*_input labelled {label})",
+                   from_device=on_amdgpu)
+
+    # -- fan and voltage --------------------------------------------------------------------------
+    if "fan1_input" in hw_files:
+        plan.probes.append(_Probe("fan_rpm", os.path.join(hw, "fan1_input"),
+                                  lambda t: parsers.parse_int(t, maximum=100_000)))
+    else:
+        absent("fan_rpm", "fan speed sensor (fan1_input)", from_device=False)
+    if "pwm1" in hw_files:
+        pwm_max, reason = (255, None)
+        if "pwm1_max" in hw_files:  # hwmon ABI: pwm is 0..255 unless pwm1_max says otherwise
+            pwm_max, reason = _read_static(os.path.join(hw, "pwm1_max"),
+                                           lambda t: parsers.parse_int(t, minimum=1, maximum=65535))
+        if reason:
+            plan.missing["fan_percent"] = f"pwm1_max: {reason}"
+        else:
+            plan.probes.append(_Probe("fan_percent", os.path.join(hw, "pwm1"), _fan_percent_parser(pwm_max)))
+    else:
+        absent("fan_percent", "fan control (pwm1)", from_device=False)
+    volt = None
+    for name in sorted(hw_files):
+        if name.startswith("in") and name.endswith("_label") and _label(hw, hw_files, name) == "vddgfx":
+            candidate = name.replace("_label", "_input")
+            if candidate in hw_files:
+                volt = candidate
+                break
+    if volt is None and "in0_input" in hw_files and "in0_label" not in hw_files:
+        volt = "in0_input"  # MI300X: in0 without a label is still vddgfx
+    if volt:
+        plan.probes.append(_Probe("voltage_mv", os.path.join(hw, volt),
+                                  lambda t: float(parsers.parse_int(t, maximum=10_000))))
+    else:
+        absent("voltage_mv", "graphics voltage sensor (vddgfx)", from_device=False)
+
+    # -- power states ---------------------------------------------------------------------------
+    dev_probe("performance_level", "power_dpm_force_performance_level", parsers.parse_word,
+              "performance level (power_dpm_force_performance_level)")
+    dev_probe("power_profile", "pp_power_profile_mode", parsers.active_power_profile,
+              "power profiles (pp_power_profile_mode)")
+    return plan
+
+
+class SysfsBackend(Backend):
+    """Readings straight from ``sys/class/drm/card*/device`` and its hwmon folder."""
+
+    name = "sysfs"
+
+    def __init__(self, root: HostRoot) -> None:
+        self.root = root
+        self._plans: list[_Plan] = []
+        self._cards: list[str] | None = None
+        self._drm_real: str | None = None
+        self._pending_errors: list[str] = []
+        self._fdinfo = FdinfoScanner(root)
+
+    # -- discovery ----------------------------------------------------------------------------------
+    def discover(self) -> list[GpuInfo]:
+        try:
+            self._drm_real = self.root.real_path(DRM_CLASS)
+        except HostReadError:
+            self._drm_real = None
+        self._cards = list_cards(self.root)
+        self._plans = [build_plan(gpu) for gpu in discover(self.root)]
+        return [plan.info for plan in self._plans]
+
+    def _cards_changed(self) -> bool:
+        if self._cards is None or self._drm_real is None:
+            return True
+        try:
+            names = os.listdir(self._drm_real)
+        except OSError:
+            return bool(self._cards)
+        cards = [n for n in names if n.startswith("card") and n[4:].isdigit()]
+        if len(cards) != len(self._cards):
+            return True
+        return sorted(cards, key=lambda n: int(n[4:])) != self._cards
+
+    # -- sampling --------------------------------------------------------------------------------
+    def sample(self) -> Snapshot:
+        errors = self._pending_errors
+        self._pending_errors = []
+        if self._cards_changed():
+            before = {p.info.pci for p in self._plans}
+            self.discover()
+            after = {p.info.pci for p in self._plans}
+            errors.extend(f"GPU {pci} was removed" for pci in sorted(before - after))
+        now = time.time()
+        gpus = []
+        gone = False
+        for plan in self._plans:
+            sample = self._sample_gpu(plan, now)
+            if sample is None:
+                gone = True
+                errors.append(f"GPU {plan.info.pci} was removed")
+                sample = _gone_sample(plan, now)
+            gpus.append(sample)
+        if gone:
+            self._cards = None  # re-discover on the next sample
+        return Snapshot(backend=self.name, timestamp=now, gpus=gpus, errors=errors)
+
+    def _sample_gpu(self, plan: _Plan, now: float) -> GpuSample | None:
+        """One GPU's reading, or None when its device folder has disappeared."""
+        read = host.read_fd_text
+        sample = GpuSample(info=plan.info, timestamp=now)
+        temps = sample.temperature_c
+        unavailable = sample.unavailable
+        for probe in plan.probes:
+            value = None
+            reason = None
+            current: _Probe | None = probe
+            while current is not None:
+                try:
+                    value = current.parse(read(current.path))
+                except parsers.ValueProblem as exc:
+                    reason = reason or str(exc)
+                except OSError as exc:
+                    if exc.errno in _GONE_ERRNOS and not os.path.isdir(plan.device_real):
+                        return None
+                    reason = reason or _reason(exc)
+                if value is not None:
+                    break
+                if reason is None and current.parse is parsers.active_dpm_mhz:
+                    reason = "no active level marked in the table"
+                current = current.fallback
+            if value is None:
+                unavailable[probe.key] = reason or "not available"
+            elif probe.label is not None:
+                temps[probe.label] = value
+            else:
+                setattr(sample, probe.key, value)
+        for key, value in plan.static_values.items():
+            setattr(sample, key, value)
+        sample.temperature_crit_c.update(plan.static_temps["temperature_crit_c"])
+        sample.temperature_emergency_c.update(plan.static_temps["temperature_emergency_c"])
+        for key, reason in plan.missing.items():
+            unavailable.setdefault(key, reason)
+        return sample
+
+    # -- processes --------------------------------------------------------------------------------
+    def processes(self) -> list[ProcessUse]:
+        return self._fdinfo.scan()
+
+
+def _gone_sample(plan: _Plan, now: float) -> GpuSample:
+    sample = GpuSample(info=plan.info, timestamp=now)
+    for probe in plan.probes:
+        sample.unavailable[probe.key] = GONE_REASON
+    for key in plan.static_values:
+        sample.unavailable[key] = GONE_REASON
+    for key in plan.missing:
+        sample.unavailable.setdefault(key, GONE_REASON)
+    return sample
