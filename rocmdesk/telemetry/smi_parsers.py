@@ -392,7 +392,7 @@ def amd_smi_leaf(value: Any, kind: str, bare_unit: str) -> tuple[float | None, s
     if number is None:
         # Some releases print "45 C" / "300 W" strings in place of numbers.
         if isinstance(value, str):
-            match = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*([^\d\s].*?)\s*", value)
+            match = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s+(\S.*?)\s*", value)
             if match:
                 number, unit = float(match.group(1)), match.group(2)
         if number is None:
