@@ -1,0 +1,1 @@
+"""Support bundles (capture, redaction, safe open) and HTML/Markdown reports. Qt-free."""

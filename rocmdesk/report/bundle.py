@@ -1,0 +1,1026 @@
+"""Support bundles: capture a redacted copy of what rocmdesk reads, and open one safely.
+
+A bundle is a ``.tar.gz`` that *is* a host root: ``sys/...``, ``proc/cmdline``, ``etc/...`` exactly
+where the real files live, plus ``rocmdesk/manifest.json`` (first member: every member, why it is
+there, its size and sha256), ``rocmdesk/commands.json`` (recorded tool outputs, replayed by
+:func:`rocmdesk.host.runner_for`), ``rocmdesk/history.json`` (telemetry of the last minutes, in the
+recording format of :mod:`rocmdesk.telemetry.recording`, as JSON lines) and
+``rocmdesk/initramfs/<image>.list`` (an initramfs listing instead of the image).
+
+Which files go in is *derived*, not hand-listed: capture runs GPU discovery, one sample and the
+whole diagnosis over a :class:`RecordingRoot` that notes every path they touch, and adds a short
+explicit list (GPU sysfs folders, configuration folders) so a support engineer sees the same
+machine even where a check did not look. Everything passes a privacy filter and
+:mod:`rocmdesk.report.redact` before it is written.
+
+Opening never trusts the archive: members are validated one by one (names, types, links, sizes,
+hashes against the manifest, total bytes and count) and written only inside a private temporary
+folder that is removed afterwards, also on error.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import hashlib
+import io
+import json
+import logging
+import os
+import posixpath
+import re
+import shutil
+import stat
+import tarfile
+import tempfile
+import time
+import weakref
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmdesk import __version__
+from rocmdesk.host import (
+    CommandResult,
+    CommandRunner,
+    HostRoot,
+    RecordedRunner,
+    device_placeholder_json,
+    runner_for,
+)
+from rocmdesk.report import filters
+from rocmdesk.report.manifest import (
+    COMMANDS_NAME,
+    HISTORY_NAME,
+    INITRAMFS_DIR,
+    MANIFEST_NAME,
+    Entry,
+    Manifest,
+    ManifestError,
+    file_entry,
+)
+from rocmdesk.report.redact import SERIAL_FILE_NAMES, Redactor, redactor_for
+
+log = logging.getLogger(__name__)
+
+# -- limits -----------------------------------------------------------------------------------
+CAPTURE_MAX_FILE_BYTES = 2 << 20  # a larger file is left out (noted in the manifest)
+CAPTURE_MAX_LIST_ENTRIES = 5000  # names kept from one listed folder
+OPEN_MAX_MEMBERS = 100_000
+OPEN_MAX_TOTAL_BYTES = 256 << 20  # uncompressed, headers included
+OPEN_MAX_MEMBER_BYTES = 64 << 20
+OPEN_MAX_MANIFEST_BYTES = 16 << 20
+MAX_NAME_BYTES = 1024
+MAX_WALK_LINKS = 40
+
+
+class BundleError(Exception):
+    """A bundle cannot be made or opened; the message says why in words."""
+
+
+# ==============================================================================================
+# Recording what the app reads
+# ==============================================================================================
+
+
+class RecordingRoot(HostRoot):
+    """A HostRoot that notes every host path read, listed or looked at, with the current reason."""
+
+    def __init__(self, root: str | os.PathLike[str] = "/") -> None:
+        super().__init__(root)
+        self.accesses: dict[str, tuple[set[str], list[str]]] = {}  # path -> (kinds, [reason])
+        self.reason = "read by rocmdesk"
+        self.pending: list[str] = []  # paths whose reason is decided later (per check)
+
+    def note(self, host_path: str | os.PathLike[str], kind: str) -> None:
+        path = posixpath.normpath("/" + os.fspath(host_path).lstrip("/"))
+        entry = self.accesses.get(path)
+        if entry is None:
+            self.accesses[path] = ({kind}, [self.reason])
+            self.pending.append(path)
+        else:
+            entry[0].add(kind)
+
+    def assign_pending(self, reason: str) -> None:
+        """Give the paths noted since the last call the reason ``reason`` (``read by check X``)."""
+        for path in self.pending:
+            self.accesses[path][1][0] = reason
+        self.pending = []
+
+    def join(self, host_path):  # type: ignore[override]
+        self.note(host_path, "touch")
+        return super().join(host_path)
+
+    def real_path(self, host_path):  # type: ignore[override]
+        self.note(host_path, "touch")
+        return super().real_path(host_path)
+
+    def read_text(self, host_path, max_bytes=HostRoot.read_text.__defaults__[0]):  # type: ignore[override]
+        self.note(host_path, "read")
+        return super().read_text(host_path, max_bytes)
+
+    def read_bytes(self, host_path, max_bytes=HostRoot.read_bytes.__defaults__[0]):  # type: ignore[override]
+        self.note(host_path, "read")
+        return super().read_bytes(host_path, max_bytes)
+
+    def listdir(self, host_path):  # type: ignore[override]
+        self.note(host_path, "list")
+        return super().listdir(host_path)
+
+    def stat(self, host_path):  # type: ignore[override]
+        self.note(host_path, "stat")
+        return super().stat(host_path)
+
+    def exists(self, host_path):  # type: ignore[override]
+        self.note(host_path, "stat")
+        return super().exists(host_path)
+
+    def is_dir(self, host_path):  # type: ignore[override]
+        self.note(host_path, "stat")
+        return super().is_dir(host_path)
+
+    def is_file(self, host_path):  # type: ignore[override]
+        self.note(host_path, "stat")
+        return super().is_file(host_path)
+
+    def readlink(self, host_path):  # type: ignore[override]
+        self.note(host_path, "link")
+        return super().readlink(host_path)
+
+
+@dataclass
+class Observation:
+    """What one run of discovery, sampling and diagnosis over the source root showed."""
+
+    accesses: dict[str, tuple[set[str], list[str]]]
+    commands: dict[str, dict]  # RecordedRunner JSON
+    diagnosis: dict | None = None  # the diagnosis JSON (findings on the source machine)
+    snapshot: Any = None  # telemetry Snapshot of the one sample, when the backend exists
+    notes: list[str] = field(default_factory=list)
+
+
+def observe(root: HostRoot, python_envs: Sequence[str] = (), runner: CommandRunner | None = None,
+            diagnose_fn: Callable[..., Any] | None = None) -> Observation:
+    """Run discovery, one sample and the diagnosis on ``root``, noting every path they read."""
+    rec = RecordingRoot(root.root)
+    notes: list[str] = []
+    runner = runner if runner is not None else runner_for(root)
+    snapshot = None
+    rec.reason = "read by GPU discovery and the sysfs backend"
+    try:
+        from rocmdesk.telemetry.backends.sysfs import SysfsBackend
+    except ImportError:
+        notes.append("the sysfs backend is not available in this build: GPU files come from the explicit list")
+    else:
+        try:
+            backend = SysfsBackend(rec)
+            backend.discover()
+            snapshot = backend.sample()
+            try:
+                snapshot.processes = backend.processes()
+            except Exception as exc:  # per-process use is optional
+                log.info("processes not captured: %s", exc)
+            backend.close()
+        except Exception as exc:  # (a bundle of a broken machine is the point)
+            notes.append(f"sampling failed: {type(exc).__name__}: {exc}")
+    rec.assign_pending("read by GPU discovery and the sysfs backend")
+    diagnosis = None
+    if diagnose_fn is None:
+        diagnose_fn = diagnosis_function()
+    if diagnose_fn is not None:
+        rec.reason = "read by the diagnosis"
+
+        def progress(result: Any, *_rest: Any) -> None:
+            check_id = getattr(result, "id", None)
+            rec.assign_pending(f"read by check {check_id}" if check_id else "read by the diagnosis")
+
+        try:
+            report = diagnose_fn(rec, runner=runner, python_envs=tuple(python_envs), progress=progress)
+            diagnosis = report.to_json() if hasattr(report, "to_json") else report
+        except Exception as exc:
+            log.exception("diagnosis failed during capture")
+            notes.append(f"the diagnosis failed during capture: {type(exc).__name__}: {exc}")
+        rec.assign_pending("read by the diagnosis (finding Python environments and facts)")
+    return Observation(rec.accesses, _commands_json(runner), diagnosis, snapshot, notes)
+
+
+def diagnosis_function() -> Callable[..., Any]:
+    """``rocmdesk.diagnosis.runner.diagnose``, or the engine run directly when that is not there."""
+    try:
+        from rocmdesk.diagnosis.runner import diagnose
+    except ImportError:
+        return _engine_diagnose
+    return diagnose
+
+
+def _engine_diagnose(root: HostRoot, runner: CommandRunner | None = None, python_envs: Sequence[str] = (),
+                     progress: Callable[..., Any] | None = None) -> dict:
+    from rocmdesk.diagnosis.context import DiagnosisContext
+    from rocmdesk.diagnosis.engine import run_checks
+
+    ctx = DiagnosisContext(root, runner=runner, python_env_paths=tuple(python_envs))
+    results = run_checks(ctx, progress=progress)
+    return {"checks": [r.to_json() for r in results],
+            "findings": [f.to_json() for r in results for f in r.findings]}
+
+
+def _commands_json(runner: CommandRunner) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    if isinstance(runner, RecordedRunner):
+        out.update(runner.to_json())
+    for result in runner.history:
+        if result.error and "not recorded" in result.error:
+            continue
+        out[RecordedRunner.key(result.argv)] = CommandResult.to_json(result)
+    return out
+
+
+# ==============================================================================================
+# Building members from the source root
+# ==============================================================================================
+
+
+@dataclass
+class RawMember:
+    """A member in source terms (host path), before redaction."""
+
+    path: str  # host path without the leading "/"
+    kind: str  # "file", "link", "dir"
+    why: str
+    data: bytes = b""
+    target: str = ""  # link: the resolved host path of the target (absolute)
+    mtime: float = 0.0
+
+
+class Collector:
+    """Materializes host paths of the source root as raw members, links included."""
+
+    def __init__(self, root: HostRoot) -> None:
+        self.root = root
+        self.members: dict[str, RawMember] = {}
+        self.notes: list[str] = []
+        self.skipped: set[str] = set()
+        self.identifiers: set[str] = set()
+
+    # -- path walking ----------------------------------------------------------------------------
+    def _src(self, parts: Sequence[str]) -> str:
+        return os.path.join(self.root.root, *parts)
+
+    def resolve(self, host_path: str, why: str, record_links: bool = True) -> str | None:
+        """Walk ``host_path`` inside the root, adding every symlink passed; returns the real host path."""
+        pending = [p for p in host_path.split("/") if p and p != "."]
+        pending.reverse()
+        parts: list[str] = []
+        links = 0
+        while pending:
+            name = pending.pop()
+            if name == "..":
+                if parts:
+                    parts.pop()
+                continue
+            if parts == ["proc"] and name == "self":  # kept as a folder, never as a link to a pid
+                parts.append(name)
+                continue
+            src = self._src([*parts, name])
+            try:
+                target = os.readlink(src)
+            except OSError:
+                parts.append(name)
+                continue
+            links += 1
+            if links > MAX_WALK_LINKS:
+                return None
+            base = [] if target.startswith("/") else list(parts)
+            resolved = _lexical("/".join([*base, target])) if not target.startswith("/") else _lexical(target)
+            link_path = "/".join([*parts, name])
+            if record_links and filters.allowed(link_path) and link_path not in self.members:
+                self.members[link_path] = RawMember(link_path, "link", why, target=resolved)
+            pending.extend(reversed([p for p in resolved.split("/") if p]))
+            parts = []
+        return "/".join(parts)
+
+    def add_path(self, host_path: str, why: str, kinds: Iterable[str] = ("read",)) -> None:
+        kinds = set(kinds)
+        real = self.resolve(host_path, why)
+        if real is None or real == "":
+            return
+        if not filters.allowed(real):
+            if real not in self.skipped:
+                self.skipped.add(real)
+            return
+        src = self._src([real])
+        try:
+            st = os.lstat(src)
+        except OSError:
+            return
+        self._add_parents(real, why)
+        if stat.S_ISDIR(st.st_mode):
+            self._add_dir(real, why)
+            if "list" in kinds:
+                self.add_listing(real, why)
+        elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            self._add_device(real, st, why)
+        elif stat.S_ISREG(st.st_mode):
+            self._add_file(real, st, why)
+
+    def _add_parents(self, real: str, why: str) -> None:
+        parts = real.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            self._add_dir("/".join(parts[:i]), why)
+
+    def _add_dir(self, real: str, why: str) -> None:
+        if real and real not in self.members:
+            self.members[real] = RawMember(real, "dir", why)
+
+    def add_listing(self, real: str, why: str) -> None:
+        """Keep the names in a listed folder: subfolders as folders, links as links."""
+        src = self._src([real])
+        try:
+            names = sorted(os.listdir(src))[:CAPTURE_MAX_LIST_ENTRIES]
+        except OSError:
+            return
+        for name in names:
+            child = f"{real}/{name}"
+            if not filters.allowed(child) or child in self.members:
+                continue
+            try:
+                st = os.lstat(self._src([child]))
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                self.resolve(child, f"{why} (folder listing)")
+            elif stat.S_ISDIR(st.st_mode):
+                self._add_dir(child, f"{why} (folder listing)")
+
+    def _add_device(self, real: str, st: os.stat_result, why: str) -> None:
+        owner, group = filters.account_names(self.root, st.st_uid, st.st_gid)
+        xattrs = {}
+        acl = self.root.getxattr("/" + real, "system.posix_acl_access")
+        if acl is not None:
+            xattrs["system.posix_acl_access"] = acl
+        data = (json.dumps(device_placeholder_json(st, owner, group, xattrs), indent=1) + "\n").encode()
+        self.members[real] = RawMember(real, "file", f"{why} (device node: mode and owner only)", data,
+                                       mtime=st.st_mtime)
+
+    def _add_file(self, real: str, st: os.stat_result, why: str) -> None:
+        if real in self.members and self.members[real].kind == "file":
+            return
+        rule = filters.rule_for(real)
+        if rule == filters.LISTING:
+            return  # initramfs images: listed separately, never copied
+        try:
+            with open(self._src([real]), "rb") as fh:
+                data = fh.read(CAPTURE_MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            self.notes.append(f"/{real} could not be read on the source machine ({exc.strerror or exc})")
+            return
+        if len(data) > CAPTURE_MAX_FILE_BYTES and rule is None:
+            self.notes.append(f"/{real} left out: larger than {CAPTURE_MAX_FILE_BYTES >> 20} MiB")
+            return
+        if os.path.basename(real) in SERIAL_FILE_NAMES:
+            value = data.decode("utf-8", "replace").strip()
+            if value:
+                self.identifiers.add(value)
+        if real.endswith("/properties") and "/kfd/" in real:
+            for line in data.decode("utf-8", "replace").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "unique_id" and value.strip():
+                    self.identifiers.add(value.strip())
+        self.members[real] = RawMember(real, "file", why, data, mtime=st.st_mtime)
+
+    # -- explicit paths --------------------------------------------------------------------------
+    def expand(self, pattern: str) -> list[str]:
+        """Host paths matching a pattern whose components may hold shell wildcards."""
+        paths = [""]
+        for comp in [p for p in pattern.split("/") if p]:
+            nxt = []
+            for base in paths:
+                if any(c in comp for c in "*?["):
+                    for name in self.root.listdir("/" + base):
+                        if fnmatch.fnmatch(name, comp):
+                            nxt.append(f"{base}/{name}".lstrip("/"))
+                else:
+                    nxt.append(f"{base}/{comp}".lstrip("/"))
+            paths = nxt
+        return [p for p in paths if self.root.exists("/" + p)]
+
+    def add_tree(self, host_path: str, why: str, depth: int, name_ok: Callable[[str], bool] = lambda n: True
+                 ) -> None:
+        """Regular files of a folder (and its subfolders down to ``depth``) through the root."""
+        real = self.resolve(host_path, why)
+        if real is None:
+            return
+        src = self._src([real])
+        try:
+            names = sorted(os.listdir(src))[:CAPTURE_MAX_LIST_ENTRIES]
+        except OSError:
+            return
+        self._add_parents(real + "/x", why)
+        for name in names:
+            if not name_ok(name):
+                continue
+            child = f"{real}/{name}"
+            try:
+                st = os.lstat(self._src([child]))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_mode & 0o444:
+                self.add_path(child, why)
+            elif stat.S_ISDIR(st.st_mode) and depth > 0:
+                self.add_tree(child, why, depth - 1, name_ok)
+
+
+def _lexical(path: str) -> str:
+    """Normalize a host path lexically, ``..`` stopping at the root; no leading slash."""
+    out: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if out:
+                out.pop()
+        else:
+            out.append(part)
+    return "/".join(out)
+
+
+# ==============================================================================================
+# Capture
+# ==============================================================================================
+
+
+@dataclass
+class Member:
+    """A bundle member ready to write (redacted name and content)."""
+
+    name: str
+    kind: str
+    why: str
+    data: bytes = b""
+    target: str = ""
+    mtime: float = 0.0
+
+
+@dataclass
+class CapturePlan:
+    """Everything a bundle will hold, in memory: preview it, then save it."""
+
+    manifest: Manifest
+    members: list[Member]
+    diagnosis: dict | None = None  # findings on the source machine (not stored; for comparison)
+    secrets: list[str] = field(default_factory=list)  # replaced strings (tests; never saved)
+
+    def preview(self, limit: int | None = 20) -> list[str]:
+        from rocmdesk.report.manifest import preview_lines
+
+        return preview_lines(self.manifest, limit)
+
+    def save(self, path: str | os.PathLike[str], compresslevel: int = 9) -> int:
+        """Write the bundle atomically; returns its size in bytes."""
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".rocmdesk-bundle-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as raw:
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=compresslevel,
+                                   mtime=int(self.manifest.created)) as gz:
+                    with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+                        manifest = self.manifest.dumps()
+                        _add_member(tar, Member(MANIFEST_NAME, "file", "", manifest, mtime=self.manifest.created))
+                        for member in self.members:
+                            _add_member(tar, member)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return os.path.getsize(path)
+
+
+def _add_member(tar: tarfile.TarFile, member: Member) -> None:
+    info = tarfile.TarInfo(member.name)
+    info.mtime = int(member.mtime or 0)
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    if member.kind == "dir":
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        tar.addfile(info)
+    elif member.kind == "link":
+        info.type = tarfile.SYMTYPE
+        info.linkname = member.target
+        info.mode = 0o777
+        tar.addfile(info)
+    else:
+        info.size = len(member.data)
+        info.mode = 0o644
+        tar.addfile(info, io.BytesIO(member.data))
+
+
+def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (), history: Any = None,
+                   minutes: float = 10.0, runner: CommandRunner | None = None,
+                   diagnose_fn: Callable[..., Any] | None = None, extra_hostnames: Iterable[str] = (),
+                   now: float | None = None) -> CapturePlan:
+    """Collect, filter and redact everything a bundle of ``root`` holds (nothing is written yet).
+
+    ``history`` is a :class:`rocmdesk.telemetry.recording.Recording` (the window's recent
+    telemetry, or the one sample taken here when None); only its last ``minutes`` are kept.
+    """
+    root = root if isinstance(root, HostRoot) else HostRoot(root)
+    now = time.time() if now is None else now
+    obs = observe(root, python_envs, runner, diagnose_fn)
+    red = redactor_for(root, extra_hostnames)
+    col = Collector(root)
+    for path, (kinds, reasons) in sorted(obs.accesses.items()):
+        if path == "/":
+            continue
+        col.add_path(path, reasons[0], kinds)
+    for pattern, why, depth in filters.EXPLICIT:
+        for match in col.expand(pattern):
+            if depth < 0:
+                col.add_path(match, why)
+            else:
+                col.add_tree(match, why, depth, filters.sysfs_name_ok)
+    _add_gpu_trees(col)
+    listings = _initramfs_listings(root, col)
+    # identifiers first, so every text (files, command outputs) gets the same hashes
+    for value in sorted(col.identifiers):
+        red.add_identifier(value)
+    for result in obs.commands.values():
+        for value in filters.identifiers_in_output(result.get("stdout", "")):
+            red.add_identifier(value)
+    members: list[Member] = []
+    for raw in sorted(col.members.values(), key=lambda m: m.path):
+        member = _redacted_member(raw, red, root)
+        if member is not None:
+            members.append(member)
+    members.extend(listings_members(listings, red))
+    commands = json.dumps(obs.commands, indent=1, sort_keys=True)
+    members.append(Member(COMMANDS_NAME, "file", "recorded outputs of the tools rocmdesk ran",
+                          red.text(commands).encode(), mtime=now))
+    recording = history if history is not None else _recording_of(obs.snapshot)
+    kept_minutes = 0.0
+    if recording is not None:
+        text, kept_minutes = history_text(recording, minutes)
+        members.append(Member(HISTORY_NAME, "file", f"telemetry of the last {kept_minutes:g} minutes",
+                              red.text(text).encode(), mtime=now))
+    members = _dedupe(members)
+    notes = [red.text(n) for n in (*obs.notes, *col.notes)]
+    if col.skipped:
+        notes.append(f"{len(col.skipped)} paths read by rocmdesk were left out for privacy "
+                     "(process details, shell history, secrets, other files in home folders)")
+    entries = [
+        file_entry(m.name, m.data, m.why) if m.kind == "file" else Entry(m.name, m.kind, m.why, target=m.target)
+        for m in members
+    ]
+    manifest = Manifest(created=now, rocmdesk_version=__version__, entries=entries,
+                        history_minutes=kept_minutes, python_envs=[red.path(p) for p in python_envs],
+                        redaction=red.summary(), notes=notes, source="live" if root.is_live else "root")
+    return CapturePlan(manifest, members, obs.diagnosis, red.secrets())
+
+
+def capture(output: str | os.PathLike[str], root: HostRoot | str = "/", **kwargs: Any) -> CapturePlan:
+    plan = prepare_bundle(root, **kwargs)
+    plan.save(output)
+    return plan
+
+
+def _dedupe(members: list[Member]) -> list[Member]:
+    seen: dict[str, Member] = {}
+    for m in members:
+        if m.name in seen and seen[m.name].kind == "dir" and m.kind == "dir":
+            continue
+        seen[m.name] = m
+    # a folder must never sit below a link: drop such members (the link shows the way already)
+    links = {m.name for m in seen.values() if m.kind == "link"}
+    out = []
+    for m in seen.values():
+        parents = _parents(m.name)
+        if any(p in links for p in parents):
+            continue
+        out.append(m)
+    order = {"dir": 0, "file": 1, "link": 2}
+    return sorted(out, key=lambda m: (order[m.kind], m.name))
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _redacted_member(raw: RawMember, red: Redactor, root: HostRoot) -> Member | None:
+    name = red.path("/" + raw.path).lstrip("/")
+    if raw.kind == "dir":
+        return Member(name, "dir", red.text(raw.why))
+    if raw.kind == "link":
+        target = red.path("/" + raw.target).lstrip("/")
+        rel = posixpath.relpath("/" + target, posixpath.dirname("/" + name)) if target else "."
+        return Member(name, "link", red.text(raw.why), target=rel)
+    data = filters.transform(raw.path, raw.data, red, root)
+    if data is None:
+        return None
+    return Member(name, "file", red.text(raw.why), data, mtime=raw.mtime)
+
+
+def _add_gpu_trees(col: Collector) -> None:
+    """Every AMD display device's sysfs folder (plus hwmon and fw_version), bound or not."""
+    why = "GPU sysfs folder (what the backends read)"
+    devices = col.root.listdir("/sys/bus/pci/devices")
+    for bdf in devices:
+        base = f"/sys/bus/pci/devices/{bdf}"
+        vendor = (col.root.try_read_text(f"{base}/vendor") or "").strip().lower()
+        klass = (col.root.try_read_text(f"{base}/class") or "").strip().lower()
+        if vendor != "0x1002":
+            continue
+        if klass and not klass.startswith(("0x03", "0x12")):
+            continue  # an AMD audio function or bridge beside the GPU
+        if not klass and not col.root.listdir(f"{base}/drm") and not col.root.listdir(f"{base}/hwmon"):
+            continue
+        col.add_tree(base, why, 0, filters.sysfs_name_ok)
+        for sub in ("hwmon", "fw_version"):
+            col.add_tree(f"{base}/{sub}", why, 1, filters.sysfs_name_ok)
+        col.add_path(f"{base}/driver", why, ("stat",))
+        col.add_path(f"{base}/drm", why, ("list",))
+        for name in col.root.listdir(f"{base}/drm"):
+            col.add_tree(f"{base}/drm/{name}", why, 0, lambda n: n in ("dev", "uevent"))
+    for name in col.root.listdir("/sys/class/drm"):
+        col.add_path(f"/sys/class/drm/{name}", "DRM card list", ("stat",))
+
+
+# -- initramfs listings ----------------------------------------------------------------------------
+
+
+def _initramfs_listings(root: HostRoot, col: Collector) -> list[tuple[str, str, float]]:
+    """(image name, listing text, image mtime) of each initramfs image under /boot."""
+    out: list[tuple[str, str, float]] = []
+    images = [n for n in root.listdir("/boot") if filters.is_initramfs_name(n)]
+    if not images:
+        return out
+    try:
+        from rocmdesk.report.initramfs_listing import list_image_lines
+    except ImportError:
+        col.notes.append("no initramfs reader in this build: initramfs listings not captured")
+        return out
+    for name in images:
+        host = f"/boot/{name}"
+        try:
+            mtime = root.stat(host).st_mtime
+            text = "\n".join(list_image_lines(root.real_path(host), host)) + "\n"
+        except Exception as exc:  # a damaged or unreadable image is worth a note, not a failed capture
+            col.notes.append(f"{host} could not be listed ({type(exc).__name__}: {exc})")
+            continue
+        out.append((name, text, mtime))
+    return out
+
+
+def listings_members(listings: Iterable[tuple[str, str, float]], red: Redactor) -> list[Member]:
+    return [Member(f"{INITRAMFS_DIR}/{name}.list", "file",
+                   f"listing of /boot/{name} (the image itself is not copied)", red.text(text).encode(),
+                   mtime=mtime) for name, text, mtime in listings]
+
+
+# -- history ---------------------------------------------------------------------------------------
+
+
+def _recording_of(snapshot: Any) -> Any:
+    if snapshot is None or not getattr(snapshot, "gpus", None):
+        return None
+    return recording_from_snapshots([snapshot])
+
+
+def recording_from_snapshots(snapshots: Sequence[Any], interval_s: float = 1.0, name: str = "bundle") -> Any:
+    """A Recording (non-demo) of telemetry snapshots; GPUs are keyed by PCI address."""
+    from rocmdesk.telemetry.recording import Frame, Recording
+
+    infos: dict[str, Any] = {}
+    for snap in snapshots:
+        for sample in snap.gpus:
+            infos.setdefault(sample.info.pci, sample.info)
+    pcis = list(infos)
+    frames = []
+    process_info: dict[int, dict] = {}
+    start = snapshots[0].timestamp if snapshots else 0.0
+    last_t = -1.0
+    for snap in snapshots:
+        t = round(snap.timestamp - start, 3)
+        if t <= last_t:
+            continue
+        last_t = t
+        by_pci = snap.by_pci()
+        gpus = []
+        for pci in pcis:
+            sample = by_pci.get(pci)
+            if sample is None:
+                gpus.append(None)
+                continue
+            data = sample.to_json()
+            for key in ("card", "pci", "name", "gfx_target"):
+                data.pop(key, None)
+            gpus.append(data)
+        procs = []
+        for p in getattr(snap, "processes", []) or []:
+            process_info.setdefault(p.pid, {"pci": p.pci, "name": p.name, "cmdline": p.cmdline, "user": p.user})
+            procs.append({"pid": p.pid, "pci": p.pci, "vram_bytes": p.vram_bytes, "gtt_bytes": p.gtt_bytes,
+                          "gpu_percent": p.gpu_percent})
+        frames.append(Frame(t=t, gpus=gpus, processes=procs))
+    return Recording(name=name, gpus=[infos[p] for p in pcis], static=[{} for _ in pcis], frames=frames,
+                     interval_s=interval_s, title="captured telemetry", demo=False,
+                     meta={"start_time": start})
+
+
+def history_text(recording: Any, minutes: float) -> tuple[str, float]:
+    """The recording's last ``minutes`` as recording-format JSON lines; (text, minutes kept)."""
+    from rocmdesk.telemetry.recording import Recording, encode_lines
+
+    frames = recording.frames
+    if frames and minutes > 0:
+        cutoff = frames[-1].t - minutes * 60.0
+        first = next((i for i, f in enumerate(frames) if f.t > cutoff), 0)
+        frames = frames[first:]
+    if frames and frames[0].t != 0:
+        shift = frames[0].t
+        from rocmdesk.telemetry.recording import Frame
+
+        frames = [Frame(round(f.t - shift, 3), f.gpus, f.processes) for f in frames]
+        meta = dict(recording.meta)
+        if "start_time" in meta:
+            meta["start_time"] = float(meta["start_time"]) + shift
+    else:
+        meta = dict(recording.meta)
+    trimmed = Recording(name=recording.name, gpus=recording.gpus, static=recording.static, frames=frames,
+                        interval_s=recording.interval_s, title=recording.title,
+                        description=recording.description, demo=recording.demo,
+                        process_info=recording.process_info, meta=meta)
+    kept = round((frames[-1].t + recording.interval_s) / 60.0, 2) if frames else 0.0
+    return "\n".join(encode_lines(trimmed)) + "\n", kept
+
+
+# ==============================================================================================
+# Opening a bundle
+# ==============================================================================================
+
+
+class _CountingReader(io.RawIOBase):
+    """A read-only stream that refuses to give more than ``limit`` bytes (decompression bombs)."""
+
+    def __init__(self, inner: Any, limit: int) -> None:
+        self.inner = inner
+        self.limit = limit
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(len(buffer))
+        self.count += len(data)
+        if self.count > self.limit:
+            raise BundleError(f"the bundle unpacks to more than {self.limit >> 20} MiB: refused "
+                              "(damaged, or a decompression bomb)")
+        buffer[: len(data)] = data
+        return len(data)
+
+
+@dataclass
+class OpenedBundle:
+    """A bundle unpacked into a private folder: a HostRoot plus its manifest and history.
+
+    Use as a context manager (or call :meth:`close`): the folder is removed afterwards.
+    """
+
+    path: str
+    folder: str
+    manifest: Manifest
+    root: HostRoot = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.root = HostRoot(self.folder)
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.folder, True)
+        self._history: Any = None
+        self._history_error: str | None = None
+
+    def __enter__(self) -> OpenedBundle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    @property
+    def created(self) -> float:
+        return self.manifest.created
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    @property
+    def python_envs(self) -> list[str]:
+        return list(self.manifest.python_envs)
+
+    def banner(self) -> str:
+        """What the window and reports say about where the data comes from."""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created))
+        return f"Snapshot {self.name}, captured {when}: fixes are disabled"
+
+    def runner(self) -> CommandRunner:
+        return runner_for(self.root)
+
+    @property
+    def history(self) -> Any:
+        """The recorded telemetry (a Recording), or None when the bundle has none or it is damaged."""
+        if self._history is None and self._history_error is None:
+            path = os.path.join(self.folder, HISTORY_NAME)
+            if os.path.isfile(path):
+                from rocmdesk.telemetry.recording import RecordingError, read_recording
+
+                try:
+                    self._history = read_recording(path)
+                except RecordingError as exc:
+                    self._history_error = str(exc)
+            else:
+                self._history_error = "this bundle holds no telemetry history"
+        return self._history
+
+    @property
+    def history_error(self) -> str | None:
+        _ = self.history
+        return self._history_error
+
+
+def open_bundle(path: str | os.PathLike[str], tmp_dir: str | None = None) -> OpenedBundle:
+    """Validate and unpack a bundle into a private temporary folder.
+
+    Raises BundleError with a clear message on anything suspicious; nothing is written outside
+    the private folder, and the folder is removed when opening fails.
+    """
+    path = os.fspath(path)
+    try:
+        raw = open(path, "rb")
+    except FileNotFoundError:
+        raise BundleError(f"no bundle at {path}") from None
+    except IsADirectoryError:
+        raise BundleError(f"{path} is a folder, not a bundle") from None
+    except OSError as exc:
+        raise BundleError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    folder = os.path.realpath(tempfile.mkdtemp(prefix="rocmdesk-bundle-", dir=tmp_dir))
+    os.chmod(folder, 0o700)
+    try:
+        with raw:
+            manifest = _unpack(raw, folder)
+    except BundleError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    except ManifestError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise BundleError(f"{os.path.basename(path)}: {exc}") from exc
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, OSError, ValueError) as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise BundleError(f"{os.path.basename(path)} is damaged or truncated ({type(exc).__name__}: {exc})"
+                          ) from exc
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return OpenedBundle(path, folder, manifest)
+
+
+_BAD_NAME = re.compile(r"[\x00-\x1f\\]")
+
+
+def _check_name(name: str) -> str:
+    if not name or len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise BundleError(f"member name {name[:60]!r} is empty or too long: refused")
+    if name.startswith("/"):
+        raise BundleError(f"member {name!r} has an absolute path: refused")
+    parts = name.rstrip("/").split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        raise BundleError(f"member {name!r} has an empty, '.' or '..' path component: refused")
+    if _BAD_NAME.search(name):
+        raise BundleError(f"member {name!r} has control characters or backslashes: refused")
+    return name.rstrip("/")
+
+
+def _check_link(name: str, target: str) -> None:
+    if not target or target.startswith("/"):
+        raise BundleError(f"link {name!r} points to an absolute path {target!r}: refused")
+    if _BAD_NAME.search(target):
+        raise BundleError(f"link {name!r} has a strange target: refused")
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+    if joined == ".." or joined.startswith("../") or joined.startswith("/"):
+        raise BundleError(f"link {name!r} points outside the bundle ({target!r}): refused")
+
+
+def _unpack(raw: Any, folder: str) -> Manifest:
+    try:
+        gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        counted = io.BufferedReader(_CountingReader(gz, OPEN_MAX_TOTAL_BYTES), buffer_size=1 << 16)
+        tar = tarfile.open(fileobj=counted, mode="r|")
+    except (tarfile.TarError, gzip.BadGzipFile, OSError, EOFError, zlib.error) as exc:
+        raise BundleError(f"not a gzip-compressed tar archive ({exc})") from exc
+    manifest: Manifest | None = None
+    expected: dict[str, Entry] = {}
+    seen: dict[str, str] = {}
+    links: list[tuple[str, str]] = []
+    mtimes: list[tuple[str, float]] = []
+    count = 0
+    with tar:
+        for member in tar:
+            count += 1
+            if count > OPEN_MAX_MEMBERS:
+                raise BundleError(f"the bundle has more than {OPEN_MAX_MEMBERS} members: refused")
+            name = _check_name(member.name)
+            if name in seen:
+                raise BundleError(f"member {name!r} appears twice: refused")
+            kind = ("file" if member.isreg() else "dir" if member.isdir() else "link" if member.issym() else
+                    "hardlink" if member.islnk() else "device" if (member.ischr() or member.isblk()) else
+                    "fifo" if member.isfifo() else "other")
+            if kind in ("hardlink", "device", "fifo", "other"):
+                raise BundleError(f"member {name!r} is a {kind}: bundles hold only files, folders and "
+                                  "symbolic links; refused")
+            if manifest is None:
+                if name != MANIFEST_NAME or kind != "file":
+                    raise BundleError("the bundle does not start with its manifest "
+                                      f"({MANIFEST_NAME}): not a rocmdesk bundle, refused")
+                if member.size > OPEN_MAX_MANIFEST_BYTES:
+                    raise BundleError("the manifest is implausibly large: refused")
+                data = _read_member(tar, member, member.size)
+                manifest = Manifest.loads(data)
+                expected = manifest.by_path()
+                _write_file(folder, name, data)
+                seen[name] = "file"
+                continue
+            entry = expected.get(name)
+            if entry is None:
+                raise BundleError(f"member {name!r} is not listed in the manifest: refused")
+            if entry.kind != kind:
+                raise BundleError(f"member {name!r} is a {kind} but the manifest says {entry.kind}: refused")
+            seen[name] = kind
+            if kind == "dir":
+                os.makedirs(os.path.join(folder, name), mode=0o755, exist_ok=True)
+            elif kind == "link":
+                _check_link(name, member.linkname)
+                if member.linkname != entry.target:
+                    raise BundleError(f"link {name!r} does not match the manifest: refused")
+                links.append((name, member.linkname))
+            else:
+                if member.size != entry.size:
+                    raise BundleError(f"member {name!r} is {member.size} bytes but the manifest says "
+                                      f"{entry.size}: refused")
+                if member.size > OPEN_MAX_MEMBER_BYTES:
+                    raise BundleError(f"member {name!r} is larger than {OPEN_MAX_MEMBER_BYTES >> 20} MiB: refused")
+                data = _read_member(tar, member, entry.size)
+                if hashlib.sha256(data).hexdigest() != entry.sha256:
+                    raise BundleError(f"member {name!r} does not match its sha256 in the manifest: refused")
+                _write_file(folder, name, data)
+                if isinstance(member.mtime, (int, float)) and 0 <= member.mtime < 1 << 33:
+                    mtimes.append((name, float(member.mtime)))
+    if manifest is None:
+        raise BundleError("the bundle is empty")
+    missing = [p for p in expected if p not in seen]
+    if missing:
+        raise BundleError(f"{len(missing)} files listed in the manifest are missing from the bundle "
+                          f"(first: {missing[0]!r}): refused")
+    link_names = {n for n, _ in links}
+    for name in seen:
+        for parent in _parents(name):
+            if parent in link_names:
+                raise BundleError(f"member {name!r} sits below the link {parent!r}: refused")
+            if seen.get(parent) == "file":
+                raise BundleError(f"member {name!r} sits below the file {parent!r}: refused")
+    for name, target in links:
+        full = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.symlink(target, full)
+    for name, mtime in mtimes:
+        os.utime(os.path.join(folder, name), (mtime, mtime), follow_symlinks=False)
+    return manifest
+
+
+def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> bytes:
+    fh = tar.extractfile(member)
+    if fh is None:
+        raise BundleError(f"member {member.name!r} cannot be read")
+    data = fh.read(limit + 1)
+    if len(data) != member.size:
+        raise BundleError(f"member {member.name!r} is truncated")
+    return data
+
+
+def _write_file(folder: str, name: str, data: bytes) -> None:
+    full = os.path.join(folder, name)
+    parent = os.path.dirname(full)
+    os.makedirs(parent, mode=0o755, exist_ok=True)
+    if os.path.realpath(parent) != os.path.normpath(parent):  # no link may lead out of the folder
+        raise BundleError(f"member {name!r} would be written through a link: refused")
+    fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)

@@ -1,0 +1,250 @@
+"""Redaction for support bundles: what identifies a person or a machine never leaves it.
+
+Hostnames, user names and home folders become stable placeholders (``host1``, ``user1``,
+``/home/user1``) in file contents *and* file names; serial numbers, unique ids and UUIDs are
+replaced by a salted hash of the same shape (so a KFD ``unique_id`` still matches the sysfs one
+inside the bundle, but cannot be traced back); the environment keeps only GPU-stack variables.
+
+Placeholders are whole-word replacements: a user called ``alice`` is replaced in ``/home/alice``
+and ``alice render`` but not inside an unrelated longer word.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from rocmdesk.host import HostRoot
+
+log = logging.getLogger(__name__)
+
+# Environment variables worth sharing: they steer the GPU stack (facts file 4b, 4g).
+KEEP_ENV_PREFIXES: tuple[str, ...] = (
+    "HSA_", "HIP_", "ROCR_", "ROCM_", "HCC_", "CUDA_", "PYTORCH_", "TORCH_", "AMD_", "MIOPEN_",
+    "ROCBLAS_", "HIPBLASLT_", "AMDGPU_", "RCCL_", "NCCL_",
+)
+KEEP_ENV_NAMES: frozenset[str] = frozenset({"GPU_DEVICE_ORDINAL", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME"})
+# Their values are paths: kept, with home folders and user names redacted.
+PATH_ENV_NAMES: frozenset[str] = frozenset({"LD_LIBRARY_PATH", "HOME"})
+
+# Account names that are never personal (system users and groups keep their names).
+SYSTEM_UID_MAX = 999
+NOBODY_UIDS = frozenset({65534, 4294967294})
+
+UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+# Shortest identifier value worth hashing: short values (0, 1, a small id) identify nobody and
+# replacing them everywhere would corrupt unrelated numbers.
+MIN_ID_LEN = 6
+SERIAL_FILE_NAMES = frozenset({"serial_number", "unique_id"})
+
+
+def keep_env_name(name: str) -> bool:
+    return name in KEEP_ENV_NAMES or name.startswith(KEEP_ENV_PREFIXES)
+
+
+@dataclass
+class Redactor:
+    """Replaces identifying strings; built once per bundle (the salt is random and never stored)."""
+
+    hostnames: list[str] = field(default_factory=list)
+    users: dict[str, str] = field(default_factory=dict)  # real user name -> placeholder
+    homes: dict[str, str] = field(default_factory=dict)  # real home path -> placeholder path
+    salt: bytes = field(default_factory=lambda: secrets.token_bytes(16))
+    ids: dict[str, str] = field(default_factory=dict)  # identifier value -> hashed value
+
+    def __post_init__(self) -> None:
+        self._compile()
+
+    # -- setup ---------------------------------------------------------------------------------
+    def add_user(self, name: str, home: str | None = None) -> str:
+        """Register a person's account; returns its placeholder (``userN``)."""
+        if not name or name in self.users:
+            return self.users.get(name, "")
+        placeholder = f"user{len(self.users) + 1}"
+        self.users[name] = placeholder
+        for path in {home, f"/home/{name}"}:
+            if path and path.rstrip("/") not in ("", "/", "/root", "/home") and path not in self.homes:
+                self.homes[path.rstrip("/")] = f"/home/{placeholder}"
+        self._compile()
+        return placeholder
+
+    def add_hostname(self, name: str) -> None:
+        name = name.strip().rstrip(".")
+        if not name or name.lower() in ("localhost", "localhost.localdomain", "(none)"):
+            return
+        for candidate in (name, name.split(".", 1)[0]):
+            if candidate and candidate not in self.hostnames:
+                self.hostnames.append(candidate)
+        self._compile()
+
+    def add_identifier(self, value: str) -> str:
+        """Hash an identifier (serial, unique id) keeping its shape; remembered for text replacement."""
+        value = value.strip()
+        if len(value) < MIN_ID_LEN or value in self.ids:
+            return self.ids.get(value, value)
+        hashed = self._shaped_hash(value)
+        self.ids[value] = hashed
+        # A number appears as hex in sysfs and decimal in KFD: hash both spellings alike.
+        number = _as_int(value)
+        if number is not None:
+            hashed_number = int(self._digest(str(number))[:15], 16)
+            for spelling, fmt in _int_spellings(number):
+                self.ids.setdefault(spelling, fmt(hashed_number))
+            self.ids[value] = _reformat_like(value, hashed_number)
+        self._compile()
+        return self.ids[value]
+
+    def _digest(self, value: str) -> str:
+        return hashlib.sha256(self.salt + value.encode()).hexdigest()
+
+    def _shaped_hash(self, value: str) -> str:
+        digest = self._digest(value)
+        if UUID_RE.fullmatch(value):
+            return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+        return "redacted-" + digest[:12]
+
+    def _compile(self) -> None:
+        homes = sorted(self.homes, key=len, reverse=True)
+        self._home_re = (re.compile("|".join(re.escape(h) + r"(?=/|\b|$)" for h in homes)) if homes else None)
+        words = sorted(self.users, key=len, reverse=True)
+        self._user_re = (re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, words)) + r")(?![\w])")
+                         if words else None)
+        hosts = sorted(self.hostnames, key=len, reverse=True)
+        self._host_re = (re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, hosts)) + r")(?![\w-])",
+                                    re.IGNORECASE) if hosts else None)
+        ids = sorted(self.ids, key=len, reverse=True)
+        self._id_re = (re.compile(r"(?<![\w])(" + "|".join(map(re.escape, ids)) + r")(?![\w])")
+                       if ids else None)
+
+    # -- use -----------------------------------------------------------------------------------
+    def text(self, text: str) -> str:
+        """Every identifying string in ``text`` replaced by its placeholder or hash."""
+        if self._home_re is not None:
+            text = self._home_re.sub(lambda m: self.homes[m.group(0)], text)
+        if self._id_re is not None:
+            text = self._id_re.sub(lambda m: self.ids[m.group(1)], text)
+        text = UUID_RE.sub(lambda m: self.add_identifier_nocompile(m.group(0)), text)
+        if self._host_re is not None:
+            text = self._host_re.sub("host1", text)
+        if self._user_re is not None:
+            text = self._user_re.sub(lambda m: self.users[m.group(1)], text)
+        return text
+
+    def add_identifier_nocompile(self, value: str) -> str:
+        if value not in self.ids:
+            self.ids[value] = self._shaped_hash(value)
+        return self.ids[value]
+
+    def path(self, host_path: str) -> str:
+        """A host path with home folders and user names replaced (for member names)."""
+        return self.text(host_path)
+
+    def environ(self, raw: bytes | str) -> str:
+        """A ``/proc/*/environ`` blob reduced to GPU-stack variables, NUL-separated like the original."""
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        kept = []
+        for entry in text.split("\0"):
+            name, sep, value = entry.partition("=")
+            if not sep or not keep_env_name(name):
+                continue
+            kept.append(f"{name}={self.text(value)}")
+        return "".join(f"{e}\0" for e in kept)
+
+    def summary(self) -> dict[str, int]:
+        """Counts only: the manifest says what kind of redaction happened, never the values."""
+        return {"hostnames": len(self.hostnames), "users": len(self.users), "home_folders": len(self.homes),
+                "identifiers": len({v for v in self.ids.values()})}
+
+    def secrets(self) -> list[str]:
+        """Every replaced string (for tests and a last check over the bundle's bytes)."""
+        return [*self.hostnames, *self.users, *self.homes]
+
+
+def _as_int(value: str) -> int | None:
+    text = value.lower()
+    try:
+        if text.startswith("0x"):
+            return int(text, 16)
+        if text.isdigit():
+            return int(text)
+        if re.fullmatch(r"[0-9a-f]+", text):
+            return int(text, 16)
+    except ValueError:
+        return None
+    return None
+
+
+def _int_spellings(number: int) -> Iterable[tuple[str, object]]:
+    yield str(number), str
+    yield f"{number:x}", lambda n: f"{n:x}"
+    yield f"{number:X}", lambda n: f"{n:X}"
+    yield f"0x{number:x}", lambda n: f"0x{n:x}"
+    yield f"{number:016x}", lambda n: f"{n:016x}"
+
+
+def _reformat_like(original: str, number: int) -> str:
+    text = original.strip()
+    if text.lower().startswith("0x"):
+        return f"0x{number:x}"
+    if text.isdigit():
+        return str(number)
+    return f"{number:0{len(text)}x}" if text.islower() or text.isdigit() else f"{number:0{len(text)}X}"
+
+
+# -- building a redactor from a machine ----------------------------------------------------------
+
+
+def parse_passwd(text: str) -> list[tuple[str, int, str]]:
+    """(name, uid, home) of each well-formed ``/etc/passwd`` line."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split(":")
+        if len(parts) >= 7 and parts[2].isdigit():
+            out.append((parts[0], int(parts[2]), parts[5]))
+    return out
+
+
+def status_ids(text: str) -> tuple[int | None, list[int]]:
+    """(real uid, supplementary gids) from a ``/proc/<pid>/status`` text."""
+    uid, groups = None, []
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key == "Uid" and value.split():
+            uid = int(value.split()[0])
+        elif key == "Groups":
+            groups = [int(g) for g in value.split() if g.isdigit()]
+    return uid, groups
+
+
+def redactor_for(root: HostRoot, extra_hostnames: Iterable[str] = (), extra_users: Mapping[str, str] = ()
+                 ) -> Redactor:
+    """The redactor for a machine: its hostname, its people (regular accounts), their homes."""
+    red = Redactor()
+    status = root.try_read_text("/proc/self/status") or ""
+    current_uid, _ = status_ids(status)
+    accounts = parse_passwd(root.try_read_text("/etc/passwd") or "")
+    # The current user first, so it is always user1.
+    accounts.sort(key=lambda a: (a[1] != current_uid, a[1]))
+    for name, uid, home in accounts:
+        if uid in NOBODY_UIDS or (uid <= SYSTEM_UID_MAX and uid != current_uid) or uid == 0:
+            continue
+        red.add_user(name, home)
+    for entry in root.listdir("/home"):
+        if entry not in red.users and entry not in ("lost+found",):
+            red.add_user(entry, f"/home/{entry}")
+    for name, home in dict(extra_users).items():
+        red.add_user(name, home)
+    for path in ("/proc/sys/kernel/hostname", "/etc/hostname"):
+        text = root.try_read_text(path)
+        if text:
+            red.add_hostname(text.strip())
+    if root.is_live:
+        red.add_hostname(os.uname().nodename)
+    for name in extra_hostnames:
+        red.add_hostname(name)
+    return red
