@@ -74,7 +74,9 @@ def read_fd_text(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     sysfs attributes must be read with few syscalls (a sample reads hundreds of them), and a
     file may vanish or start failing with ENODEV at any time.
     """
-    fd = os.open(real_path, os.O_RDONLY | os.O_CLOEXEC)
+    # O_NONBLOCK: a FIFO planted in a snapshot tree must not block the sampler (regular and
+    # sysfs files ignore the flag; a FIFO without a writer then reads as empty).
+    fd = os.open(real_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
         chunks = []
         size = 0
