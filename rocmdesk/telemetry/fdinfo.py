@@ -125,8 +125,12 @@ class FdinfoScanner:
             clients = self._clients_of(proc, pid)
             if not clients:
                 continue
-            mine = [c for c in clients if (c.pdev, c.client_id) not in seen]
-            seen.update((c.pdev, c.client_id) for c in mine)
+            mine = []
+            for client in clients:  # one DRM file seen through several fds/processes counts once
+                key = (client.pdev, client.client_id)
+                if key not in seen:
+                    seen.add(key)
+                    mine.append(client)
             if not mine:
                 continue
             try:
