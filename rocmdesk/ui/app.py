@@ -1,0 +1,191 @@
+"""Start the window: ``rocmdesk`` (no subcommand) calls :func:`run_gui`.
+
+:func:`open_session` builds everything for one data source (feed, context, window) and is
+shared by the GUI, ``rocmdesk screenshot``, the tests and the benchmark.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from rocmdesk.resources import resource_path
+from rocmdesk.telemetry.history import History
+from rocmdesk.telemetry.hotplug import HotplugMonitor
+from rocmdesk.ui import theme
+from rocmdesk.ui.context import AppContext
+from rocmdesk.ui.feed import SampleFeed, SamplerFactory, default_sampler_factory
+from rocmdesk.ui.main_window import MainWindow
+from rocmdesk.ui.settings import Settings
+from rocmdesk.ui.sources import Source, bundle_source, demo_source, root_source, startup_source
+
+log = logging.getLogger(__name__)
+
+
+def make_app(argv: list[str] | None = None) -> QtWidgets.QApplication:
+    """The QApplication (created once), crisp at fractional and 2x scaling."""
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        QtGui.QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
+            QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+        app = QtWidgets.QApplication(argv or ["rocmdesk"])
+    app.setApplicationName("rocmdesk")
+    app.setOrganizationName("rocmdesk")
+    app.setDesktopFileName("rocmdesk")
+    icon_file = resource_path("icons", "rocmdesk.svg")
+    if icon_file.is_file():
+        app.setWindowIcon(QtGui.QIcon(str(icon_file)))
+    return app  # type: ignore[return-value]
+
+
+@dataclass
+class Session:
+    source: Source
+    ctx: AppContext
+    feed: SampleFeed
+    window: MainWindow
+
+    def close(self) -> None:
+        self.feed.stop()
+        try:
+            self.source.backend.close()
+        except Exception:
+            log.exception("closing the backend failed")
+        if self.source.bundle is not None:
+            self.source.bundle.close()
+
+
+def open_session(source: Source, settings: Settings, *, sampler_factory: SamplerFactory = default_sampler_factory,
+                 history: Any = None, hotplug: bool = True, start: bool = True,
+                 switch_source: Callable[[str, str], None] | None = None) -> Session:
+    monitor = None
+    if hotplug and source.mode != "demo":
+        monitor = HotplugMonitor(source.root, lambda _e: None)
+    feed = SampleFeed(source.backend, history if history is not None else History(), sampler_factory,
+                      settings.rate_hz, hotplug=monitor)
+    ctx = AppContext(root=source.root, runner=source.runner, mode=source.mode, mode_reason=source.reason,
+                     backend_name=source.backend_name, settings=settings, feed=feed,
+                     bundle_path=source.bundle_path)
+    window = MainWindow(ctx, switch_source=switch_source)
+    for warning in source.warnings:
+        window.statusBar().showMessage(warning, 10000)
+    session = Session(source, ctx, feed, window)
+    if start:
+        preload = source.preload
+        feed.start(preload=(lambda: preload) if preload else None)
+    return session
+
+
+class FirstFrame(QtCore.QObject):
+    """Notes when the window has painted for the first time (startup figure, ROCMDESK_FIRST_FRAME_FILE)."""
+
+    def __init__(self, window: QtWidgets.QWidget, started: float) -> None:
+        super().__init__(window)
+        self.started = started
+        self.seconds: float | None = None
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.Paint and self.seconds is None:
+            QtCore.QTimer.singleShot(0, self._record)
+        return False
+
+    def _record(self) -> None:
+        if self.seconds is not None:
+            return
+        self.seconds = time.time() - self.started
+        log.info("first frame painted %.2f s after the process started", self.seconds)
+        target = os.environ.get("ROCMDESK_FIRST_FRAME_FILE")
+        if target:
+            try:
+                with open(target, "w", encoding="utf-8") as fh:
+                    fh.write(f"{self.seconds:.4f}\n")
+            except OSError as exc:
+                log.warning("cannot write %s: %s", target, exc)
+
+
+def process_start_time() -> float:
+    try:
+        import psutil
+
+        return float(psutil.Process().create_time())
+    except Exception:
+        return time.time()
+
+
+class Controller(QtCore.QObject):
+    """Owns the current session; opening another root or snapshot replaces it."""
+
+    _opened = QtCore.Signal(object)
+
+    def __init__(self, app: QtWidgets.QApplication, settings: Settings, backend: str) -> None:
+        super().__init__()
+        self.app = app
+        self.settings = settings
+        self.backend = backend
+        self.session: Session | None = None
+        self._opened.connect(self._show, QtCore.Qt.ConnectionType.QueuedConnection)
+
+    def show(self, source: Source) -> Session:
+        self._show(source)
+        assert self.session is not None
+        return self.session
+
+    def _show(self, result: Any) -> None:
+        if isinstance(result, Exception):
+            parent = self.session.window if self.session else None
+            QtWidgets.QMessageBox.warning(parent, "Cannot open", str(result))
+            return
+        old = self.session
+        if old is not None:
+            old.window.remember()
+            old.window.close()
+            old.close()
+        self.session = open_session(result, self.settings, switch_source=self.switch)
+        self.session.window.show()
+
+    def switch(self, kind: str, path: str) -> None:
+        """Open a root folder or a bundle in a worker thread (file reads stay off the GUI thread)."""
+        def build() -> None:
+            try:
+                source = root_source(path, self.backend) if kind == "root" else bundle_source(path, self.backend)
+            except Exception as exc:
+                log.warning("cannot open %s: %s", path, exc)
+                self._opened.emit(exc)
+                return
+            self._opened.emit(source)
+
+        if self.session is not None:
+            self.session.window.statusBar().showMessage(f"Opening {path}…")
+        threading.Thread(target=build, name="rocmdesk-open", daemon=True).start()
+
+
+def run_gui(args: Any) -> int:
+    started = process_start_time()
+    settings = Settings.load()
+    app = make_app(sys.argv[:1])
+    theme.apply(app, settings.theme)
+    try:
+        source = startup_source(root=getattr(args, "root", None), demo=bool(getattr(args, "demo", False)),
+                                open_bundle=getattr(args, "open_bundle", None),
+                                backend=getattr(args, "backend", "auto") or "auto")
+    except Exception as exc:
+        log.warning("cannot open the requested source (%s); showing demo data", exc)
+        source = demo_source(f"Could not open what was asked ({exc})")
+    controller = Controller(app, settings, getattr(args, "backend", "auto") or "auto")
+    session = controller.show(source)
+    FirstFrame(session.window, started)
+    code = app.exec()
+    if controller.session is not None:
+        controller.session.window.remember()
+        controller.session.close()
+    settings.save()
+    return int(code)

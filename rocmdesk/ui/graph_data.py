@@ -1,0 +1,88 @@
+"""Turn recorded series into what a plot can draw cheaply (pure numpy, no Qt).
+
+A 24 h series at 10 Hz is 864 000 points; a plot is ~1000 pixels wide. Drawing more than two
+points per pixel column is wasted work, so each pixel-wide bin keeps only its minimum and
+maximum (peaks survive, unlike plain subsampling). Bins are aligned to absolute time so the
+picture does not shimmer as the window scrolls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FAR_FUTURE_S = 10 * 24 * 3600.0
+
+
+def visible_slice(t: np.ndarray, t0: float, t1: float) -> slice:
+    """Indices of samples in [t0, t1] plus one on each side, so lines reach the plot edges."""
+    i0 = int(np.searchsorted(t, t0, side="left"))
+    i1 = int(np.searchsorted(t, t1, side="right"))
+    return slice(max(0, i0 - 1), min(len(t), i1 + 1))
+
+
+def insert_gaps(t: np.ndarray, y: np.ndarray, max_gap_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Put a NaN where consecutive samples are further apart than ``max_gap_s`` (no line drawn)."""
+    if len(t) < 2:
+        return t, y
+    breaks = np.flatnonzero(np.diff(t) > max_gap_s)
+    if len(breaks) == 0:
+        return t, y
+    at = breaks + 1
+    return np.insert(t, at, t[breaks] + max_gap_s / 2), np.insert(y.astype(np.float64, copy=False), at, np.nan)
+
+
+def minmax_decimate(t: np.ndarray, y: np.ndarray, t0: float, t1: float, bins: int,
+                    max_gap_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The visible part of (t, y), at most ~2 points per bin, as float64 arrays ready to draw."""
+    sl = visible_slice(t, t0, t1)
+    t = np.asarray(t[sl], dtype=np.float64)
+    y = np.asarray(y[sl], dtype=np.float64)
+    bins = max(1, int(bins))
+    if len(t) > 2 * bins:
+        width = (t1 - t0) / bins
+        if width > 0:
+            idx = np.floor(t / width).astype(np.int64)
+            starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+            with np.errstate(invalid="ignore"):
+                lo = np.fmin.reduceat(y, starts)
+                hi = np.fmax.reduceat(y, starts)
+            bt = idx[starts].astype(np.float64) * width
+            t = np.repeat(bt, 2)
+            t[1::2] += width * 0.5
+            y = np.empty(2 * len(starts))
+            y[0::2] = lo
+            y[1::2] = hi
+            if max_gap_s is not None:
+                max_gap_s = max(max_gap_s, 2 * width)
+    if max_gap_s is not None:
+        t, y = insert_gaps(t, y, max_gap_s)
+    return t, y
+
+
+def steps(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A slowly changing level (power cap, VRAM total) as its change points only.
+
+    The last level is extended far into the future, so the line needs redrawing only when
+    the level changes, not on every tick.
+    """
+    if len(t) == 0:
+        return np.empty(0), np.empty(0)
+    y = np.asarray(y, dtype=np.float64)
+    finite = np.isfinite(y)
+    change = np.flatnonzero(np.concatenate(([True], (y[1:] != y[:-1]) & (finite[1:] | finite[:-1]))))
+    xs = np.repeat(np.asarray(t, dtype=np.float64)[change], 2)[1:]
+    ys = np.repeat(y[change], 2)[:-1]
+    xs = np.append(xs, float(t[-1]) + FAR_FUTURE_S)
+    ys = np.append(ys, y[change[-1]])
+    return xs, ys
+
+
+def nearest_index(t: np.ndarray, when: float) -> int | None:
+    if len(t) == 0:
+        return None
+    i = int(np.searchsorted(t, when))
+    if i >= len(t):
+        return len(t) - 1
+    if i > 0 and abs(t[i - 1] - when) <= abs(t[i] - when):
+        return i - 1
+    return i

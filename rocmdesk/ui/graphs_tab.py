@@ -1,0 +1,583 @@
+"""Graphs: temperature, power (with cap), VRAM/HBM (with total) and GPU busy over time.
+
+Cheap by construction (the window must cost ~1 % of a core at 1 Hz with 8 GPUs):
+- the tab redraws only while visible and not paused, at most once per frame, and no more often
+  than it takes the time axis to move by one pixel (a 1 h window scrolls a pixel every few
+  seconds, so new samples in between would not change the picture);
+- each curve gets at most two points per pixel column (min/max bins, ``graph_data``);
+- caps and totals are step lines redrawn only when they change;
+- curve items are created once per GPU/sensor and reused; no antialiasing; fixed y ranges.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from rocmdesk.telemetry.model import GpuInfo, GpuKind
+from rocmdesk.ui import theme
+from rocmdesk.ui.context import AppContext
+from rocmdesk.ui.feed import GpuEvent
+from rocmdesk.ui.formatting import GIB, c_to_unit, fmt_window, ordered_sensors
+from rocmdesk.ui.graph_data import minmax_decimate, nearest_index, steps
+from rocmdesk.ui.settings import GRAPH_WINDOWS_S
+
+log = logging.getLogger(__name__)
+
+PLOTS = ("temp", "power", "memory", "busy")
+FRAME_S = 1.0 / 60.0
+
+
+@dataclass
+class Curve:
+    """One drawn line: which series it shows and how to scale it."""
+
+    item: pg.PlotCurveItem
+    plot: str
+    pci: str
+    key: str
+    label: str
+    step: bool = False  # a level (cap/total): drawn from its change points
+    scale: float = 1.0
+    temp: bool = False
+    last_sig: tuple = field(default_factory=tuple)
+
+
+class TimeAxis(pg.DateAxisItem):
+    """Local clock time; the axis is shared by all four plots."""
+
+
+class GraphsTab(QtWidgets.QWidget):
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setAccessibleName("Graphs")
+        self.settings = ctx.settings
+        self.paused = False
+        self.follow = True
+        self.curves: list[Curve] = []
+        self.markers: list[pg.InfiniteLine] = []
+        self._dirty = True
+        self._last_draw = 0.0
+        self._draw_count = 0
+        self._x_range: tuple[float, float] = (0.0, 1.0)
+        self._y_ranges: dict[str, tuple[float, float]] = {}
+        self._setting_range = False
+        self._gpu_signature: tuple = ()
+
+        pal = theme.current()
+        pg.setConfigOptions(antialias=False, useOpenGL=False, background=pal.surface, foreground=pal.muted)
+
+        self._build_controls()
+        self.view = pg.GraphicsLayoutWidget(self)
+        self.view.setAccessibleName("History graphs")
+        self.view.ci.setContentsMargins(8, 8, 12, 8)
+        self.view.ci.setSpacing(10)
+        self.plots: dict[str, pg.PlotItem] = {}
+        titles = {"temp": "Temperature", "power": "Power", "memory": "VRAM used", "busy": "GPU busy"}
+        units = {"temp": "°" + self.settings.temp_unit, "power": "W", "memory": "GiB", "busy": "%"}
+        for i, name in enumerate(PLOTS):
+            plot = self.view.addPlot(row=i // 2, col=i % 2, axisItems={"bottom": TimeAxis(orientation="bottom")})
+            plot.setTitle(f"<span style='font-weight:600'>{titles[name]}</span>", color=pal.text, size="10pt")
+            plot.setLabel("left", units=None, text=units[name])
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            vb = plot.getViewBox()
+            vb.disableAutoRange()
+            vb.setMouseEnabled(x=True, y=False)
+            vb.setLimits(minXRange=10)
+            vb.sigRangeChangedManually.connect(self._on_user_range)
+            for axis in ("left", "bottom"):
+                ax = plot.getAxis(axis)
+                ax.setPen(pg.mkPen(pal.border))
+                ax.setTextPen(pg.mkPen(pal.muted))
+            plot.getAxis("left").setWidth(48)
+            if i:
+                plot.setXLink(self.plots["temp"])
+            self.plots[name] = plot
+        self.plots["busy"].setYRange(0, 100, padding=0.02)
+        self._y_ranges["busy"] = (0, 100)
+
+        # crosshair: one vertical line per plot and a floating read-out in the hovered plot
+        self.vlines = {}
+        for name, plot in self.plots.items():
+            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(pal.muted, style=QtCore.Qt.PenStyle.DashLine))
+            line.hide()
+            plot.addItem(line, ignoreBounds=True)
+            self.vlines[name] = line
+        self.tip = pg.TextItem("", color=pal.text, fill=pg.mkBrush(pal.surface + "e8"),
+                               border=pg.mkPen(pal.border), anchor=(0, 0))
+        self.tip.setZValue(1000)
+        self.tip.hide()
+        self._tip_plot: str | None = None
+        self._mouse_proxy = pg.SignalProxy(self.view.scene().sigMouseMoved, rateLimit=30, slot=self._on_mouse)
+
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.controls)
+        lay.addWidget(self.view, 1)
+
+        self._timer = QtCore.QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.redraw)
+
+        feed = ctx.feed
+        feed.snapshot.connect(self._on_snapshot)
+        feed.gpus_changed.connect(self._on_gpus_changed)
+        feed.gpu_event.connect(self._on_event)
+        self._on_gpus_changed(feed.gpus)
+        for event in feed.events:
+            self._on_event(event)
+
+    # -- controls ------------------------------------------------------------------------------------
+    def _build_controls(self) -> None:
+        self.controls = QtWidgets.QFrame(self)
+        self.controls.setObjectName("graphControls")
+        row = QtWidgets.QHBoxLayout(self.controls)
+        row.setContentsMargins(12, 6, 12, 6)
+        row.setSpacing(8)
+
+        self.gpu_combo = QtWidgets.QComboBox(self.controls)
+        self.gpu_combo.setAccessibleName("GPUs shown in the graphs")
+        self.gpu_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.gpu_combo.currentIndexChanged.connect(self._on_gpu_combo)
+
+        self.window_combo = QtWidgets.QComboBox(self.controls)
+        self.window_combo.setAccessibleName("Time window")
+        for seconds in GRAPH_WINDOWS_S:
+            self.window_combo.addItem(f"Last {fmt_window(seconds)}", seconds)
+        self.window_combo.setCurrentIndex(GRAPH_WINDOWS_S.index(self.settings.graph_window_s))
+        self.window_combo.currentIndexChanged.connect(self._on_window_combo)
+
+        self.pause_button = QtWidgets.QPushButton("Pause", self.controls)
+        self.pause_button.setCheckable(True)
+        self.pause_button.setAccessibleName("Pause graphs")
+        self.pause_button.setToolTip("Pause or resume the graphs (Space); samples are still recorded")
+        self.pause_button.toggled.connect(self.set_paused)
+
+        self.live_button = QtWidgets.QPushButton("Back to live", self.controls)
+        self.live_button.setAccessibleName("Back to live")
+        self.live_button.setToolTip("Follow the newest samples again (End)")
+        self.live_button.clicked.connect(self.back_to_live)
+        self.live_button.hide()
+
+        self.export_button = QtWidgets.QPushButton("Export CSV…", self.controls)
+        self.export_button.setAccessibleName("Export visible history to CSV")
+        self.export_button.clicked.connect(self._export_dialog)
+
+        self.legend = QtWidgets.QWidget(self.controls)
+        self.legend_layout = QtWidgets.QHBoxLayout(self.legend)
+        self.legend_layout.setContentsMargins(8, 0, 0, 0)
+        self.legend_layout.setSpacing(12)
+
+        shown = QtWidgets.QLabel("Show", self.controls)
+        shown.setBuddy(self.gpu_combo)
+        row.addWidget(shown)
+        row.addWidget(self.gpu_combo)
+        row.addWidget(self.window_combo)
+        row.addWidget(self.pause_button)
+        row.addWidget(self.live_button)
+        row.addWidget(self.legend, 1)
+        row.addWidget(self.export_button)
+
+    def _fill_gpu_combo(self, infos: list[GpuInfo]) -> None:
+        self.gpu_combo.blockSignals(True)
+        self.gpu_combo.clear()
+        self.gpu_combo.addItem("All GPUs overlaid", "")
+        for i, info in enumerate(infos):
+            self.gpu_combo.addItem(f"GPU {i} · {info.name} ({info.pci})", info.pci)
+        wanted = self.settings.graph_gpu if self.settings.graph_mode == "single" else ""
+        index = max(0, self.gpu_combo.findData(wanted))
+        self.gpu_combo.setCurrentIndex(index)
+        self.gpu_combo.blockSignals(False)
+
+    def _on_gpu_combo(self, index: int) -> None:
+        pci = self.gpu_combo.itemData(index) or ""
+        self.settings.graph_mode = "single" if pci else "overlay"
+        self.settings.graph_gpu = pci
+        self.rebuild()
+
+    def _on_window_combo(self, index: int) -> None:
+        self.set_window(int(self.window_combo.itemData(index)))
+
+    def set_window(self, seconds: int) -> None:
+        self.settings.graph_window_s = int(seconds)
+        index = self.window_combo.findData(int(seconds))
+        if index >= 0 and index != self.window_combo.currentIndex():
+            self.window_combo.setCurrentIndex(index)
+        self.follow = True
+        self.live_button.hide()
+        self.request_redraw(force=True)
+
+    def set_paused(self, paused: bool) -> None:
+        self.paused = bool(paused)
+        if self.pause_button.isChecked() != self.paused:
+            self.pause_button.setChecked(self.paused)
+        self.pause_button.setText("Resume" if self.paused else "Pause")
+        if not self.paused:
+            self.request_redraw(force=True)
+
+    def toggle_pause(self) -> None:
+        self.set_paused(not self.paused)
+
+    def back_to_live(self) -> None:
+        self.follow = True
+        self.live_button.hide()
+        self.request_redraw(force=True)
+
+    def _on_user_range(self, *_args) -> None:
+        if self._setting_range:
+            return
+        self.follow = False
+        self.live_button.show()
+        self.request_redraw(force=True)
+
+    # -- GPUs and curves ------------------------------------------------------------------------------
+    def _on_gpus_changed(self, infos: list[GpuInfo]) -> None:
+        signature = tuple((i.pci, i.name) for i in infos)
+        if signature == self._gpu_signature:
+            return
+        self._gpu_signature = signature
+        self._fill_gpu_combo(list(infos))
+        self.rebuild()
+
+    def shown_gpus(self) -> list[GpuInfo]:
+        infos = list(self.ctx.feed.gpus)
+        if self.settings.graph_mode == "single" and self.settings.graph_gpu:
+            return [i for i in infos if i.pci == self.settings.graph_gpu] or infos[:1]
+        selected = self.settings.selected_gpus
+        return [i for i in infos if not selected or i.pci in selected]
+
+    def _sensors_of(self, pci: str) -> list[str]:
+        """Sensors this GPU reports now (MI300X has no edge sensor: no empty edge curve)."""
+        sample = self.ctx.feed.latest.get(pci)
+        return ordered_sensors(set(sample.temperature_c) if sample is not None else set())
+
+    def rebuild(self) -> None:
+        """Create the curve items for the GPUs shown (only when GPUs or the mode change)."""
+        for curve in self.curves:
+            self.plots[curve.plot].removeItem(curve.item)
+        self.curves = []
+        pal = theme.current()
+        infos = self.shown_gpus()
+        single = self.settings.graph_mode == "single" and len(infos) == 1
+        all_infos = list(self.ctx.feed.gpus)
+        for info in infos:
+            index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)
+            color = theme.series_color(index)
+            tag = f"GPU {index}"
+            for sensor in self._sensors_of(info.pci):
+                if single:
+                    pen = pg.mkPen(theme.SENSOR_COLORS.get(sensor, pal.muted), width=1.5)
+                else:
+                    pen = pg.mkPen(color, width=1, style=theme.SENSOR_STYLES.get(sensor, QtCore.Qt.PenStyle.SolidLine))
+                self._add("temp", info.pci, f"temperature_c.{sensor}", f"{tag} {sensor}", pen, temp=True)
+            main = pg.mkPen(color, width=1.5 if single else 1)
+            level = pg.mkPen(color if not single else pal.muted, width=1, style=QtCore.Qt.PenStyle.DashLine)
+            self._add("power", info.pci, "power_w", f"{tag} power", main)
+            self._add("power", info.pci, "power_cap_w", f"{tag} cap", level, step=True)
+            mem = "HBM" if info.kind is GpuKind.INSTINCT else "VRAM"
+            self._add("memory", info.pci, "vram_used_bytes", f"{tag} {mem}", main, scale=1.0 / GIB)
+            self._add("memory", info.pci, "vram_total_bytes", f"{tag} total", level, step=True, scale=1.0 / GIB)
+            self._add("busy", info.pci, "gpu_busy_percent", f"{tag} busy", main)
+        mem_title = "HBM used" if infos and all(i.kind is GpuKind.INSTINCT for i in infos) else "VRAM used"
+        self.plots["memory"].setTitle(f"<span style='font-weight:600'>{mem_title}</span>", color=pal.text, size="10pt")
+        self._rebuild_legend(infos, single)
+        self._y_ranges = {"busy": (0, 100)}
+        for curve in self.curves:
+            curve.last_sig = ()
+        self.request_redraw(force=True)
+
+    def _add(self, plot: str, pci: str, key: str, label: str, pen: QtGui.QPen, step: bool = False,
+             scale: float = 1.0, temp: bool = False) -> None:
+        item = pg.PlotCurveItem(pen=pen, antialias=False, connect="finite", skipFiniteCheck=True)
+        item.setZValue(0 if step else 1)
+        self.plots[plot].addItem(item)
+        self.curves.append(Curve(item, plot, pci, key, label, step=step, scale=scale, temp=temp))
+
+    def _rebuild_legend(self, infos: list[GpuInfo], single: bool) -> None:
+        while self.legend_layout.count():
+            item = self.legend_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        pal = theme.current()
+        entries: list[tuple[str, str]] = []
+        all_infos = list(self.ctx.feed.gpus)
+        if single and infos:
+            for sensor in self._sensors_of(infos[0].pci):
+                entries.append((theme.SENSOR_COLORS.get(sensor, pal.muted), sensor))
+            entries.append((pal.muted, "- - cap / total"))
+        else:
+            for info in infos:
+                index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)
+                entries.append((theme.series_color(index), f"GPU {index}"))
+            sensors = sorted({s for i in infos for s in self._sensors_of(i.pci)},
+                             key=lambda s: ordered_sensors([s, "junction", "edge", "mem"]).index(s))
+            styles = {"junction": "——", "edge": "- -", "mem": "···"}
+            key_text = "   ".join(f"{styles.get(s, '—')} {s}" for s in sensors)
+            if key_text:
+                entries.append((None, key_text + "   - - cap / total"))
+        for color, text in entries:
+            label = QtWidgets.QLabel(self.legend)
+            label.setObjectName("legendItem")
+            if color is None:
+                label.setText(text)
+                label.setStyleSheet(f"color: {pal.muted};")
+            else:
+                label.setText(f"<span style='color:{color}; font-size:14pt'>■</span> {text}")
+            self.legend_layout.addWidget(label)
+        self.legend_layout.addStretch(1)
+
+    # -- drawing ----------------------------------------------------------------------------------------
+    def _on_snapshot(self, _snapshot) -> None:
+        self._dirty = True
+        self.request_redraw()
+
+    def plot_width_px(self) -> int:
+        return max(50, int(self.plots["temp"].getViewBox().width()) or 600)
+
+    def min_interval_s(self) -> float:
+        """Redraw no more often than one frame, or than the time axis moves by one pixel."""
+        return max(FRAME_S, 0.95 * self.settings.graph_window_s / self.plot_width_px())
+
+    def request_redraw(self, force: bool = False) -> None:
+        if force:
+            self._dirty = True
+        if not self.isVisible() or (self.paused and not force):
+            return
+        if self._timer.isActive():
+            if force:
+                self._timer.start(0)
+            return
+        wait = 0.0 if force else self._last_draw + self.min_interval_s() - time.monotonic()
+        self._timer.start(max(0, int(wait * 1000)))
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.request_redraw(force=True)
+
+    def time_range(self) -> tuple[float, float]:
+        if self.follow:
+            newest = self._newest_time()
+            return newest - self.settings.graph_window_s, newest
+        rng = self.plots["temp"].getViewBox().viewRange()[0]
+        return float(rng[0]), float(rng[1])
+
+    def _newest_time(self) -> float:
+        snap = self.ctx.feed.last_snapshot
+        return float(snap.timestamp) if snap is not None else time.time()
+
+    def series(self, pci: str, key: str, t0: float | None = None,
+               t1: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Recorded (times, values) of one metric, limited to [t0, t1] plus a little margin."""
+        history = self.ctx.history
+        empty = (np.empty(0), np.empty(0))
+        if pci not in history:
+            return empty
+        gpu = history[pci]
+        if key not in gpu.values:
+            return empty
+        if t0 is None or t1 is None:
+            return gpu.series(key)
+        margin = 2.0 / max(self.ctx.feed.rate_hz, 0.01) + 1.0
+        return gpu.series(key, seconds=(t1 - t0) + 2 * margin, now=t1 + margin)
+
+    def redraw(self) -> None:
+        """Draw the visible window once (called by the coalescing timer)."""
+        if not self.isVisible():
+            return
+        self._last_draw = time.monotonic()
+        self._dirty = False
+        self._draw_count += 1
+        t0, t1 = self.time_range()
+        bins = max(16, self.plot_width_px())
+        gap = max(5.0, 5.0 / max(self.ctx.feed.rate_hz, 0.01))
+        fahrenheit = self.settings.temp_unit == "F"
+        extents: dict[str, list[float]] = {name: [math.inf, -math.inf] for name in PLOTS}
+        for curve in self.curves:
+            if curve.step:
+                t, y = self.series(curve.pci, curve.key, t0, t1)
+                x, v = steps(t, y)
+                # the left end may move (older points leave the window) without a redraw: the
+                # line drawn earlier still starts before the window
+                sig = (tuple(v[::2].tolist()), tuple(x[1:-1].tolist())) if len(v) < 64 else (len(v), float(x[-2]))
+                if sig != curve.last_sig:
+                    curve.last_sig = sig
+                    curve.item.setData(x, v * curve.scale, connect="finite", skipFiniteCheck=True)
+                v = v[np.isfinite(v)]
+                if len(v):
+                    extents[curve.plot][1] = max(extents[curve.plot][1], float(v.max()) * curve.scale)
+                continue
+            t, y = self.series(curve.pci, curve.key, t0, t1)
+            x, v = minmax_decimate(t, y, t0, t1, bins, gap)
+            if curve.scale != 1.0:
+                v = v * curve.scale
+            if curve.temp and fahrenheit:
+                v = c_to_unit(v, "F")
+            curve.item.setData(x, v, connect="finite", skipFiniteCheck=True)
+            finite = v[np.isfinite(v)]
+            if len(finite):
+                ext = extents[curve.plot]
+                ext[0] = min(ext[0], float(finite.min()))
+                ext[1] = max(ext[1], float(finite.max()))
+        self._apply_ranges(t0, t1, extents)
+
+    def _apply_ranges(self, t0: float, t1: float, extents: dict[str, list[float]]) -> None:
+        self._setting_range = True
+        try:
+            if self.follow and (t0, t1) != self._x_range:
+                self._x_range = (t0, t1)
+                self.plots["temp"].setXRange(t0, t1, padding=0)
+            for name in ("temp", "power", "memory"):
+                lo, hi = extents[name]
+                if not math.isfinite(hi):
+                    continue
+                if name == "temp":
+                    lo = math.floor((lo - 5) / 10) * 10 if math.isfinite(lo) else 0
+                    hi = math.ceil((hi + 5) / 10) * 10
+                else:
+                    lo, hi = 0.0, nice_ceiling(hi * 1.05)
+                if (lo, hi) != self._y_ranges.get(name):
+                    self._y_ranges[name] = (lo, hi)
+                    self.plots[name].setYRange(lo, hi, padding=0)
+        finally:
+            self._setting_range = False
+
+    # -- events ------------------------------------------------------------------------------------------
+    def _on_event(self, event: GpuEvent) -> None:
+        pal = theme.current()
+        color = pal.critical if event.kind in ("reset", "wedged", "removed") else pal.ok
+        stamp = time.strftime("%H:%M:%S", time.localtime(event.timestamp))
+        who = event.card or event.pci or "GPU"
+        for name, plot in self.plots.items():
+            line = pg.InfiniteLine(event.timestamp, angle=90, movable=False,
+                                   pen=pg.mkPen(color, width=1, style=QtCore.Qt.PenStyle.DashDotLine),
+                                   label=f"{who} {event.kind}" if name == "temp" else None,
+                                   labelOpts={"position": 0.92, "color": color, "movable": False})
+            line.setToolTip(f"{stamp} {event.detail}")
+            plot.addItem(line, ignoreBounds=True)
+            self.markers.append(line)
+        del_count = len(self.markers) - 4 * 50
+        for line in self.markers[:max(0, del_count)]:
+            line.getViewBox() and line.getViewBox().removeItem(line)
+        self.markers = self.markers[max(0, del_count):]
+
+    # -- crosshair --------------------------------------------------------------------------------------------
+    def _on_mouse(self, args) -> None:
+        pos = args[0]
+        hovered = None
+        for name, plot in self.plots.items():
+            if plot.sceneBoundingRect().contains(pos) and plot.getViewBox().sceneBoundingRect().contains(pos):
+                hovered = name
+                break
+        if hovered is None:
+            for line in self.vlines.values():
+                line.hide()
+            self.tip.hide()
+            return
+        vb = self.plots[hovered].getViewBox()
+        point = vb.mapSceneToView(pos)
+        self.show_readout(hovered, point.x(), point.y())
+
+    def readout_text(self, plot: str, when: float) -> str:
+        lines = [time.strftime("%H:%M:%S", time.localtime(when))]
+        unit = {"temp": "°" + self.settings.temp_unit, "power": "W", "memory": "GiB", "busy": "%"}[plot]
+        for curve in self.curves:
+            if curve.plot != plot:
+                continue
+            t, y = self.series(curve.pci, curve.key, when - 60, when + 60)
+            i = nearest_index(t, when)
+            if i is None or abs(t[i] - when) > max(5.0, 3.0 / max(self.ctx.feed.rate_hz, 0.01)):
+                value = "N/A"
+            else:
+                v = float(y[i]) * curve.scale
+                if curve.temp:
+                    v = c_to_unit(v, self.settings.temp_unit)
+                value = "N/A" if not math.isfinite(v) else f"{v:.1f} {unit}" if plot == "memory" else f"{v:.0f} {unit}"
+            lines.append(f"{curve.label}: {value}")
+        return "\n".join(lines)
+
+    def show_readout(self, plot: str, when: float, y: float | None = None) -> str:
+        text = self.readout_text(plot, when)
+        for line in self.vlines.values():
+            line.setPos(when)
+            line.show()
+        target = self.plots[plot]
+        if self._tip_plot != plot:
+            if self._tip_plot is not None:
+                self.plots[self._tip_plot].removeItem(self.tip)
+            target.addItem(self.tip, ignoreBounds=True)
+            self._tip_plot = plot
+        self.tip.setText(text)
+        (x0, x1), (_y0, y1) = target.getViewBox().viewRange()
+        left_half = when < (x0 + x1) / 2
+        self.tip.setAnchor((0, 0) if left_half else (1, 0))
+        self.tip.setPos(when, y1)
+        self.tip.show()
+        return text
+
+    # -- export ------------------------------------------------------------------------------------------------
+    def _export_dialog(self) -> None:
+        name = time.strftime("rocmdesk-history-%Y%m%d-%H%M%S.csv")
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export visible history", name, "CSV files (*.csv)")
+        if path:
+            try:
+                rows = self.export_csv(path)
+            except OSError as exc:
+                QtWidgets.QMessageBox.warning(self, "Export failed", f"Could not write {path}:\n{exc}")
+                return
+            window = self.window()
+            if hasattr(window, "statusBar"):
+                window.statusBar().showMessage(f"Exported {rows} rows to {path}", 6000)
+
+    def export_csv(self, path: str) -> int:
+        """Write the raw (not downsampled) samples of the visible time range; returns the row count."""
+        t0, t1 = self.time_range()
+        columns: list[tuple[str, np.ndarray, np.ndarray]] = []
+        times: set[float] = set()
+        for curve in self.curves:
+            t, y = self.series(curve.pci, curve.key, t0, t1)
+            mask = (t >= t0) & (t <= t1)
+            t, y = t[mask], y[mask]
+            unit = {"temp": "C", "power": "W", "memory": "bytes", "busy": "percent"}[curve.plot]
+            columns.append((f"{curve.pci} {curve.key} ({unit})", t, y))
+            times.update(t.tolist())
+        ordered = sorted(times)
+        index = {v: n for n, v in enumerate(ordered)}
+        table = np.full((len(ordered), len(columns)), np.nan)
+        for c, (_name, t, y) in enumerate(columns):
+            table[[index[v] for v in t.tolist()], c] = y
+        tmp = path + ".part"
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["time_iso", "timestamp", *[c[0] for c in columns]])
+            for r, when in enumerate(ordered):
+                iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)) + f".{int((when % 1) * 1000):03d}"
+                writer.writerow([iso, f"{when:.3f}", *["" if math.isnan(v) else f"{v:g}" for v in table[r]]])
+        os.replace(tmp, path)
+        return len(ordered)
+
+    @property
+    def draw_count(self) -> int:
+        return self._draw_count
+
+
+def nice_ceiling(value: float) -> float:
+    """Round up to 1, 2, 2.5 or 5 times a power of ten, so axis ticks land on round numbers."""
+    if value <= 0 or not math.isfinite(value):
+        return 1.0
+    exp = 10 ** math.floor(math.log10(value))
+    for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if value <= m * exp:
+            return m * exp
+    return 10 * exp

@@ -1,0 +1,418 @@
+"""The main window: toolbar, a banner when not showing this machine, tabs and a status bar."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+
+import platformdirs
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from rocmdesk import __version__
+from rocmdesk.ui import theme
+from rocmdesk.ui.context import AppContext
+from rocmdesk.ui.formatting import fmt_age
+from rocmdesk.ui.tabs import available_tabs, load_factory
+from rocmdesk.ui.widgets import set_text
+
+log = logging.getLogger(__name__)
+
+RATES_HZ = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+class Banner(QtWidgets.QFrame):
+    """"You are not looking at this machine": demo data or a snapshot, with ways out."""
+
+    open_root = QtCore.Signal()
+    open_snapshot = QtCore.Signal()
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.setAccessibleName("Data source notice")
+        self.icon = QtWidgets.QLabel("●", self)
+        self.title = QtWidgets.QLabel("", self)
+        self.title.setStyleSheet("font-weight: 600;")
+        self.detail = QtWidgets.QLabel("", self)
+        self.detail.setWordWrap(False)
+        self.detail.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.root_button = QtWidgets.QPushButton("Open root folder…", self)
+        self.root_button.setAccessibleName("Open root folder")
+        self.root_button.clicked.connect(self.open_root)
+        self.snapshot_button = QtWidgets.QPushButton("Open snapshot…", self)
+        self.snapshot_button.setAccessibleName("Open snapshot")
+        self.snapshot_button.clicked.connect(self.open_snapshot)
+        row = QtWidgets.QHBoxLayout(self)
+        row.setContentsMargins(14, 6, 14, 6)
+        row.setSpacing(10)
+        row.addWidget(self.icon)
+        row.addWidget(self.title)
+        row.addWidget(self.detail, 1)
+        row.addWidget(self.root_button)
+        row.addWidget(self.snapshot_button)
+
+    def show_source(self, mode: str, reason: str) -> None:
+        if mode == "live":
+            self.hide()
+            return
+        title = "Demo data — not this machine" if mode == "demo" else "Snapshot — not this machine"
+        self.title.setText(title)
+        self.detail.setText(reason)
+        self.detail.setToolTip(reason)
+        self.setAccessibleDescription(f"{title}. {reason}")
+        self.show()
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self, ctx: AppContext, switch_source: Callable[[str, str], None] | None = None,
+                 parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.switch_source = switch_source
+        self.setWindowTitle(self._title())
+        self.setObjectName("rocmdeskMainWindow")
+        self.tab_widgets: dict[str, QtWidgets.QWidget] = {}
+        self._tab_titles: dict[str, str] = {}
+        self.tab_errors: dict[str, str] = {}
+
+        self._build_toolbar()
+        self.banner = Banner(self)
+        self.banner.open_root.connect(self.choose_root)
+        self.banner.open_snapshot.connect(self.choose_snapshot)
+        self.banner.show_source(ctx.mode, ctx.mode_reason)
+
+        self.tabs = QtWidgets.QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tabs.setAccessibleName("Views")
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        central = QtWidgets.QWidget(self)
+        central.setObjectName("centralArea")
+        lay = QtWidgets.QVBoxLayout(central)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.banner)
+        lay.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self._build_status()
+
+        for spec in available_tabs():
+            try:
+                widget = load_factory(spec)(ctx, None)
+            except Exception as exc:  # one broken tab must not keep the window from opening
+                log.exception("the %s tab could not be built", spec.title)
+                self.tab_errors[spec.key] = f"{type(exc).__name__}: {exc}"
+                continue
+            self.add_tab(widget, spec.title, spec.key)
+
+        self._restore()
+        ctx.feed.stale_changed.connect(self._on_stale)
+        ctx.feed.snapshot.connect(self._on_first_snapshot)
+        ctx.feed.rate_changed.connect(lambda _hz: self._update_rate_label())
+        ctx.feed.gpus_changed.connect(lambda _infos: self._fill_gpu_menu())
+        ctx.feed.gpu_event.connect(self._on_event)
+        self._age_timer = QtCore.QTimer(self)
+        self._age_timer.setInterval(1000)
+        self._age_timer.timeout.connect(self._update_age)
+        self._age_timer.start()
+        self._update_rate_label()
+        self._update_age()
+
+    # -- tabs ------------------------------------------------------------------------------------------
+    def add_tab(self, widget: QtWidgets.QWidget, title: str, key: str | None = None,
+                shortcut: str | QtGui.QKeySequence | None = None) -> int:
+        """Add a tab; it gets Ctrl+<position> (1-9) unless ``shortcut`` says otherwise."""
+        key = key or title.lower()
+        index = self.tabs.addTab(widget, title)
+        widget.setAccessibleName(widget.accessibleName() or title)
+        self.tab_widgets[key] = widget
+        self._tab_titles[key] = title
+        sequence = QtGui.QKeySequence(shortcut) if shortcut else (
+            QtGui.QKeySequence(f"Ctrl+{index + 1}") if index < 9 else None)
+        if sequence is not None:
+            action = QtGui.QAction(f"Show {title}", self)
+            action.setShortcut(sequence)
+            action.triggered.connect(lambda _=False, w=widget: self.tabs.setCurrentWidget(w))
+            self.addAction(action)
+            native = sequence.toString(QtGui.QKeySequence.SequenceFormat.NativeText)
+            self.tabs.setTabToolTip(index, f"{title} ({native})")
+        return index
+
+    def show_tab(self, key: str) -> bool:
+        widget = self.tab_widgets.get(key)
+        if widget is None:
+            return False
+        self.tabs.setCurrentWidget(widget)
+        return True
+
+    def current_tab_key(self) -> str:
+        current = self.tabs.currentWidget()
+        return next((k for k, w in self.tab_widgets.items() if w is current), "")
+
+    def _on_tab_changed(self, _index: int) -> None:
+        key = self.current_tab_key()
+        if key:
+            self.ctx.settings.last_tab = key
+        widget = self.tabs.currentWidget()
+        hook = getattr(widget, "on_shown", None)
+        if callable(hook):
+            hook()
+        self.pause_action.setEnabled(hasattr(widget, "toggle_pause"))
+
+    # -- toolbar ---------------------------------------------------------------------------------------
+    def _build_toolbar(self) -> None:
+        bar = QtWidgets.QToolBar("Main", self)
+        bar.setObjectName("mainToolbar")
+        bar.setMovable(False)
+        bar.setFloatable(False)
+        bar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        bar.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.PreventContextMenu)
+        self.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, bar)
+        self.toolbar = bar
+        title = QtWidgets.QLabel(f"rocmdesk <span style='font-weight:400'>{__version__}</span>", bar)
+        title.setObjectName("appTitle")
+        bar.addWidget(title)
+        spacer = QtWidgets.QWidget(bar)
+        spacer.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Preferred)
+        bar.addWidget(spacer)
+
+        self.gpu_button = QtWidgets.QToolButton(bar)
+        self.gpu_button.setText("GPUs")
+        self.gpu_button.setAccessibleName("Choose the GPUs shown")
+        self.gpu_button.setToolTip("Choose the GPUs shown in Overview and Graphs")
+        self.gpu_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.gpu_menu = QtWidgets.QMenu(self.gpu_button)
+        self.gpu_button.setMenu(self.gpu_menu)
+        bar.addWidget(self.gpu_button)
+
+        self.rate_combo = QtWidgets.QComboBox(bar)
+        self.rate_combo.setAccessibleName("Sample rate")
+        self.rate_combo.setToolTip("How often the GPUs are read")
+        for hz in RATES_HZ:
+            self.rate_combo.addItem(f"{hz:g} Hz", hz)
+        current = min(range(len(RATES_HZ)), key=lambda i: abs(RATES_HZ[i] - self.ctx.settings.rate_hz))
+        self.rate_combo.setCurrentIndex(current)
+        self.rate_combo.currentIndexChanged.connect(self._on_rate)
+        bar.addWidget(self.rate_combo)
+
+        self.unit_combo = QtWidgets.QComboBox(bar)
+        self.unit_combo.setAccessibleName("Temperature unit")
+        self.unit_combo.addItem("°C", "C")
+        self.unit_combo.addItem("°F", "F")
+        self.unit_combo.setCurrentIndex(0 if self.ctx.settings.temp_unit == "C" else 1)
+        self.unit_combo.currentIndexChanged.connect(self._on_unit)
+        bar.addWidget(self.unit_combo)
+
+        self.theme_combo = QtWidgets.QComboBox(bar)
+        self.theme_combo.setAccessibleName("Theme")
+        for name, label in (("system", "System theme"), ("light", "Light"), ("dark", "Dark")):
+            self.theme_combo.addItem(label, name)
+        self.theme_combo.setCurrentIndex(max(0, self.theme_combo.findData(self.ctx.settings.theme)))
+        self.theme_combo.currentIndexChanged.connect(self._on_theme)
+        bar.addWidget(self.theme_combo)
+
+        self.pause_action = QtGui.QAction("Pause", self)
+        self.pause_action.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_Space))
+        self.pause_action.setToolTip("Pause or resume the graphs (Space)")
+        self.pause_action.triggered.connect(self.toggle_pause)
+        self.addAction(self.pause_action)
+
+        self.screenshot_action = QtGui.QAction("Screenshot", self)
+        self.screenshot_action.setShortcut(QtGui.QKeySequence("Ctrl+Shift+S"))
+        self.screenshot_action.setToolTip("Save a PNG of the current tab (Ctrl+Shift+S)")
+        self.screenshot_action.triggered.connect(lambda: self.save_screenshot())
+        bar.addAction(self.screenshot_action)
+        for action in bar.actions():
+            widget = bar.widgetForAction(action)
+            if widget is not None and not widget.accessibleName():
+                widget.setAccessibleName(action.text())
+
+        quit_action = QtGui.QAction("Quit", self)
+        quit_action.setShortcut(QtGui.QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        self.addAction(quit_action)
+        live_action = QtGui.QAction("Back to live", self)
+        live_action.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_End))
+        live_action.triggered.connect(self._back_to_live)
+        self.addAction(live_action)
+
+    def _fill_gpu_menu(self) -> None:
+        self.gpu_menu.clear()
+        selected = set(self.ctx.settings.selected_gpus)
+        all_action = self.gpu_menu.addAction("Show all GPUs")
+        all_action.triggered.connect(lambda: self.set_selected_gpus([]))
+        self.gpu_menu.addSeparator()
+        for i, info in enumerate(self.ctx.feed.gpus):
+            action = self.gpu_menu.addAction(f"GPU {i} · {info.name} ({info.pci})")
+            action.setCheckable(True)
+            action.setChecked(not selected or info.pci in selected)
+            action.toggled.connect(lambda on, pci=info.pci: self._toggle_gpu(pci, on))
+        count = len(self.ctx.feed.gpus)
+        shown = count if not selected else len([g for g in self.ctx.feed.gpus if g.pci in selected])
+        self.gpu_button.setText(f"GPUs ({shown}/{count})" if count else "GPUs")
+
+    def _toggle_gpu(self, pci: str, on: bool) -> None:
+        everyone = [g.pci for g in self.ctx.feed.gpus]
+        chosen = set(self.ctx.settings.selected_gpus or everyone)
+        chosen = chosen | {pci} if on else chosen - {pci}
+        if not chosen:
+            chosen = set(everyone)  # showing nothing is never what the user meant
+        self.set_selected_gpus([] if chosen >= set(everyone) else [p for p in everyone if p in chosen])
+
+    def set_selected_gpus(self, pcis: list[str]) -> None:
+        self.ctx.settings.selected_gpus = list(pcis)
+        overview = self.tab_widgets.get("overview")
+        if overview is not None and hasattr(overview, "refresh_selection"):
+            overview.refresh_selection()
+        graphs = self.tab_widgets.get("graphs")
+        if graphs is not None and hasattr(graphs, "rebuild"):
+            graphs.rebuild()
+        self._fill_gpu_menu()
+
+    def _on_rate(self, index: int) -> None:
+        hz = float(self.rate_combo.itemData(index))
+        self.ctx.settings.rate_hz = hz
+        self.ctx.feed.set_rate(hz)
+
+    def _on_unit(self, index: int) -> None:
+        unit = self.unit_combo.itemData(index)
+        self.ctx.settings.temp_unit = unit
+        for widget in self.tab_widgets.values():
+            hook = getattr(widget, "set_unit", None)
+            if callable(hook):
+                hook(unit)
+
+    def _on_theme(self, index: int) -> None:
+        name = self.theme_combo.itemData(index)
+        self.ctx.settings.theme = name
+        app = QtWidgets.QApplication.instance()
+        if app is not None:
+            theme.apply(app, name)
+        for widget in self.tab_widgets.values():
+            hook = getattr(widget, "apply_theme", None)
+            if callable(hook):
+                hook()
+        if self.ctx.feed.last_snapshot is not None:
+            self.ctx.feed.snapshot.emit(self.ctx.feed.last_snapshot)
+
+    def toggle_pause(self) -> None:
+        widget = self.tabs.currentWidget()
+        if hasattr(widget, "toggle_pause"):
+            widget.toggle_pause()
+
+    def _back_to_live(self) -> None:
+        widget = self.tabs.currentWidget()
+        if hasattr(widget, "back_to_live"):
+            widget.back_to_live()
+
+    # -- status bar -----------------------------------------------------------------------------------------
+    def _build_status(self) -> None:
+        bar = self.statusBar()
+        bar.setSizeGripEnabled(False)
+        self.source_label = QtWidgets.QLabel("", bar)
+        self.source_label.setAccessibleName("Data source")
+        self.rate_label = QtWidgets.QLabel("", bar)
+        self.rate_label.setAccessibleName("Sample rate")
+        self.age_label = QtWidgets.QLabel("", bar)
+        self.age_label.setAccessibleName("Last sample")
+        self.stale_label = QtWidgets.QLabel("", bar)
+        self.stale_label.setObjectName("staleLabel")
+        self.stale_label.setAccessibleName("Telemetry problem")
+        self.stale_label.hide()
+        mode = {"live": "this machine", "demo": "demo recording", "snapshot": "snapshot"}[self.ctx.mode]
+        self.source_label.setText(f"Backend: {self.ctx.feed.backend_name} · {mode}")
+        self.source_label.setToolTip(self.ctx.mode_reason)
+        bar.addWidget(self.source_label)
+        bar.addWidget(self.stale_label)
+        bar.addPermanentWidget(self.rate_label)
+        bar.addPermanentWidget(self.age_label)
+
+    def _update_rate_label(self) -> None:
+        set_text(self.rate_label, f"Sampling at {self.ctx.feed.rate_hz:g} Hz")
+
+    def _update_age(self) -> None:
+        age = self.ctx.feed.age()
+        set_text(self.age_label, f"Last sample: {fmt_age(age)}")
+
+    def _on_stale(self, stale: bool, reason: str) -> None:
+        set_text(self.stale_label, f"⚠ {reason}" if stale else "")
+        self.stale_label.setVisible(stale)
+        self._update_age()
+
+    def _on_first_snapshot(self, _snapshot) -> None:
+        if not self.gpu_menu.actions():
+            self._fill_gpu_menu()
+        errors = getattr(_snapshot, "errors", None)
+        if errors:
+            self.statusBar().showMessage("; ".join(errors)[:200], 5000)
+
+    def _on_event(self, event) -> None:
+        stamp = time.strftime("%H:%M:%S", time.localtime(event.timestamp))
+        self.statusBar().showMessage(f"{stamp} {event.detail}", 15000)
+
+    # -- screenshots ----------------------------------------------------------------------------------------
+    def grab_tab(self) -> QtGui.QPixmap:
+        return self.tabs.currentWidget().grab()
+
+    def default_screenshot_path(self) -> str:
+        folder = platformdirs.user_pictures_dir() or os.path.expanduser("~")
+        key = self.current_tab_key() or "window"
+        return os.path.join(folder, time.strftime(f"rocmdesk-{key}-%Y%m%d-%H%M%S.png"))
+
+    def save_screenshot(self, path: str | None = None, whole_window: bool = False) -> str | None:
+        """Save a PNG of the current tab (or the whole window); returns the path, None on failure."""
+        path = path or self.default_screenshot_path()
+        pixmap = self.grab() if whole_window else self.grab_tab()
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        except OSError as exc:
+            self.statusBar().showMessage(f"Screenshot not saved: {exc}", 8000)
+            return None
+        if not pixmap.save(path, "PNG"):
+            self.statusBar().showMessage(f"Screenshot not saved: cannot write {path}", 8000)
+            return None
+        self.statusBar().showMessage(f"Screenshot saved to {path}", 8000)
+        return path
+
+    # -- other sources --------------------------------------------------------------------------------------
+    def choose_root(self) -> None:
+        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a root folder (a copy of / with sys/…)")
+        if folder and self.switch_source is not None:
+            self.switch_source("root", folder)
+
+    def choose_snapshot(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open a rocmdesk snapshot", "",
+                                                        "rocmdesk bundles (*.tar *.tar.* *.rocmdesk);;All files (*)")
+        if path and self.switch_source is not None:
+            self.switch_source("bundle", path)
+
+    # -- geometry and closing --------------------------------------------------------------------------------
+    def _title(self) -> str:
+        suffix = {"live": "", "demo": " — demo data", "snapshot": " — snapshot"}[self.ctx.mode]
+        return f"rocmdesk{suffix}"
+
+    def _restore(self) -> None:
+        s = self.ctx.settings
+        restored = False
+        if s.geometry:
+            try:
+                restored = self.restoreGeometry(QtCore.QByteArray.fromHex(s.geometry.encode("ascii")))
+            except (ValueError, UnicodeEncodeError):
+                restored = False
+        if not restored:
+            self.resize(1440, 900)
+        if not self.show_tab(s.last_tab):
+            self.tabs.setCurrentIndex(0)
+
+    def remember(self) -> None:
+        s = self.ctx.settings
+        s.geometry = bytes(self.saveGeometry().toHex()).decode("ascii")
+        s.last_tab = self.current_tab_key() or s.last_tab
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.remember()
+        self.ctx.settings.save()
+        self._age_timer.stop()
+        self.ctx.feed.stop()
+        super().closeEvent(event)

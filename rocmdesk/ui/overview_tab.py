@@ -1,0 +1,451 @@
+"""Overview: one card per GPU with the numbers people look at first.
+
+Cards are plain labels and painted meters updated only when their text changes, so a refresh of
+eight cards costs a few dozen string compares. GPUs that vanish stay as "removed" cards (a GPU
+falling off the bus is news); they come back to life when the GPU reappears.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6 import QtCore, QtWidgets
+
+from rocmdesk.telemetry.model import GpuInfo, GpuKind, GpuSample, Snapshot
+from rocmdesk.ui import theme
+from rocmdesk.ui.context import AppContext
+from rocmdesk.ui.feed import GpuEvent
+from rocmdesk.ui.formatting import (
+    NA,
+    Level,
+    fmt_bytes,
+    fmt_mhz,
+    fmt_percent,
+    fmt_rpm,
+    fmt_temp,
+    fmt_watts,
+    fraction_level,
+    is_number,
+    ordered_sensors,
+    ratio,
+    reason_of,
+    temp_level,
+)
+from rocmdesk.ui.widgets import ElidedLabel, MeterBar, set_property, set_text, set_tooltip
+
+DEFAULT_SENSORS = ("junction", "edge", "mem")
+
+
+def memory_caption(info: GpuInfo) -> str:
+    return "HBM" if info.kind is GpuKind.INSTINCT else "VRAM"
+
+
+class Metric(QtWidgets.QWidget):
+    """Caption, value, detail and an optional meter, in two lines."""
+
+    def __init__(self, caption: str, with_bar: bool, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.caption = QtWidgets.QLabel(caption.upper(), self)
+        self.caption.setObjectName("metricCaption")
+        self.value = QtWidgets.QLabel(NA, self)
+        self.value.setObjectName("metricValue")
+        self.value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.NoTextInteraction)
+        self.detail = ElidedLabel("", self)
+        self.detail.setObjectName("metricDetail")
+        self.detail.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        self.bar = MeterBar(self) if with_bar else None
+        grid = QtWidgets.QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(3)
+        grid.addWidget(self.caption, 0, 0)
+        grid.addWidget(self.value, 0, 1)
+        grid.addWidget(self.detail, 0, 2)
+        grid.setColumnStretch(2, 1)
+        caption_width = self.caption.fontMetrics().horizontalAdvance("TEMPERATURE") + 4
+        grid.setColumnMinimumWidth(0, caption_width)
+        if self.bar is not None:
+            grid.addWidget(self.bar, 1, 0, 1, 3)
+        self.setAccessibleName(caption)
+
+    def show_value(self, text: str, detail: str = "", tooltip: str = "", color: str | None = None) -> None:
+        set_text(self.value, text)
+        self.detail.set_full_text(detail)
+        set_property(self.value, "na", text == NA)
+        set_tooltip(self.value, tooltip)
+        set_tooltip(self.caption, tooltip)
+        style = f"color: {color};" if color and text != NA else ""
+        if self.value.styleSheet() != style:
+            self.value.setStyleSheet(style)
+        self.setAccessibleDescription(f"{text} {detail}".strip() + (f" ({tooltip})" if text == NA and tooltip else ""))
+
+
+class TempReadout(QtWidgets.QWidget):
+    """One temperature sensor: small name above a coloured value."""
+
+    def __init__(self, sensor: str, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.sensor = sensor
+        self.name = QtWidgets.QLabel(sensor.capitalize(), self)
+        self.name.setObjectName("metricDetail")
+        self.value = QtWidgets.QLabel(NA, self)
+        self.value.setObjectName("metricValue")
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.name)
+        lay.addWidget(self.value)
+        self.setAccessibleName(f"{sensor} temperature")
+
+
+class GpuCard(QtWidgets.QFrame):
+    def __init__(self, info: GpuInfo, unit: str = "C", parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("gpuCard")
+        self.setProperty("state", "ok")
+        self.info = info
+        self.unit = unit
+        self.sample: GpuSample | None = None
+        self.state = "ok"
+        self.events: list[GpuEvent] = []
+        self.setAccessibleName(f"GPU {info.name} at {info.pci}")
+
+        self.title = ElidedLabel(info.name, self)
+        self.title.setObjectName("cardTitle")
+        self.subtitle = ElidedLabel("", self)
+        self.subtitle.setObjectName("cardSubtitle")
+        self.state_chip = QtWidgets.QLabel("", self)
+        self.state_chip.setObjectName("chip")
+        self.state_chip.hide()
+        self.event_chip = QtWidgets.QLabel("", self)
+        self.event_chip.setObjectName("eventChip")
+        self.event_chip.hide()
+
+        head = QtWidgets.QGridLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        head.setHorizontalSpacing(6)
+        head.setVerticalSpacing(0)
+        head.addWidget(self.title, 0, 0)
+        head.addWidget(self.subtitle, 1, 0, 1, 3)
+        head.addWidget(self.event_chip, 0, 1)
+        head.addWidget(self.state_chip, 0, 2)
+        head.setColumnStretch(0, 1)
+
+        self.temp_caption = QtWidgets.QLabel("TEMPERATURE", self)
+        self.temp_caption.setObjectName("metricCaption")
+        self.temp_row = QtWidgets.QHBoxLayout()
+        self.temp_row.setContentsMargins(0, 0, 0, 0)
+        self.temp_row.setSpacing(18)
+        self.temps: dict[str, TempReadout] = {}
+
+        self.power = Metric("Power", True, self)
+        self.memory = Metric(memory_caption(info), True, self)
+        self.busy = Metric("GPU busy", True, self)
+        self.clocks = Metric("Clocks", False, self)
+        self.fan = Metric("Fan", False, self)
+        self.metrics = [self.power, self.memory, self.busy, self.clocks, self.fan]
+
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(14, 12, 14, 12)
+        outer.setSpacing(8)
+        outer.addLayout(head)
+        temp_box = QtWidgets.QVBoxLayout()
+        temp_box.setSpacing(2)
+        temp_box.addWidget(self.temp_caption)
+        temp_box.addLayout(self.temp_row)
+        outer.addLayout(temp_box)
+        self.grid = QtWidgets.QGridLayout()
+        self.grid.setHorizontalSpacing(24)
+        self.grid.setVerticalSpacing(10)
+        outer.addLayout(self.grid)
+        outer.addStretch(1)
+        self._columns = 0
+        self._relayout(1)
+        self.set_info(info)
+        self._ensure_temps(DEFAULT_SENSORS)
+
+    # -- structure -------------------------------------------------------------------------------
+    def _relayout(self, columns: int) -> None:
+        if columns == self._columns:
+            return
+        self._columns = columns
+        for m in self.metrics:
+            self.grid.removeWidget(m)
+        for i, m in enumerate(self.metrics):
+            self.grid.addWidget(m, i // columns, i % columns)
+        for c in range(2):
+            self.grid.setColumnStretch(c, 1 if c < columns else 0)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._relayout(2 if event.size().width() >= 620 else 1)
+
+    def _ensure_temps(self, sensors) -> None:
+        wanted = ordered_sensors(set(sensors))
+        if list(self.temps) == wanted:
+            return
+        for widget in self.temps.values():
+            self.temp_row.removeWidget(widget)
+            widget.deleteLater()
+        self.temps = {}
+        for sensor in wanted:
+            readout = TempReadout(sensor, self)
+            self.temps[sensor] = readout
+            self.temp_row.addWidget(readout)
+        self.temp_row.addStretch(1)
+
+    def set_info(self, info: GpuInfo) -> None:
+        self.info = info
+        self.title.set_full_text(info.name)
+        parts = [p for p in (info.gfx_target, info.pci, info.card) if p]
+        if not info.on_amdgpu and info.driver:
+            parts.append(f"driver: {info.driver} (not amdgpu)")
+        self.subtitle.set_full_text(" · ".join(parts))
+
+    def set_unit(self, unit: str) -> None:
+        if unit != self.unit:
+            self.unit = unit
+            if self.sample is not None:
+                self.update_sample(self.sample)
+
+    # -- state ---------------------------------------------------------------------------------------
+    def set_state(self, state: str, detail: str = "") -> None:
+        """"ok", "stale" (backend not answering) or "gone" (GPU no longer present)."""
+        self.state = state
+        set_property(self, "state", state)
+        text = {"ok": "", "stale": "STALE", "gone": "REMOVED"}.get(state, state.upper())
+        set_text(self.state_chip, text)
+        set_tooltip(self.state_chip, detail)
+        self.state_chip.setVisible(bool(text))
+        for widget in (*self.metrics, *self.temps.values()):
+            widget.setEnabled(state != "gone")
+
+    def add_event(self, event: GpuEvent) -> None:
+        self.events.append(event)
+        del self.events[:-20]
+        label = {"reset": "GPU RESET", "wedged": "WEDGED", "removed": "REMOVED", "added": "RE-ADDED"}.get(
+            event.kind, event.kind.upper())
+        stamp = time.strftime("%H:%M:%S", time.localtime(event.timestamp))
+        set_text(self.event_chip, f"{label} {stamp}")
+        history = "\n".join(
+            f"{time.strftime('%H:%M:%S', time.localtime(e.timestamp))}  {e.detail}" for e in self.events[-8:])
+        set_tooltip(self.event_chip, history)
+        self.event_chip.setAccessibleName(f"GPU event: {event.detail}")
+        self.event_chip.show()
+
+    # -- values ---------------------------------------------------------------------------------------
+    def update_sample(self, s: GpuSample) -> None:
+        self.sample = s
+        pal = theme.current()
+        if s.info != self.info:
+            self.set_info(s.info)
+        na = s.unavailable
+        sensors = set(s.temperature_c) | {k.split(".", 1)[1] for k in na if k.startswith("temperature_c.")}
+        self._ensure_temps(sensors or DEFAULT_SENSORS)
+        for sensor, readout in self.temps.items():
+            value = s.temperature_c.get(sensor)
+            crit = s.temperature_crit_c.get(sensor)
+            level = temp_level(value, crit)
+            text = fmt_temp(value, self.unit)
+            set_text(readout.value, text)
+            set_property(readout.value, "na", text == NA)
+            if text == NA:
+                tip = reason_of(na, f"temperature_c.{sensor}")
+            elif is_number(crit):
+                tip = f"{sensor}: critical at {fmt_temp(crit, self.unit)} on this GPU"
+                emergency = s.temperature_emergency_c.get(sensor)
+                if is_number(emergency):
+                    tip += f", emergency shutdown at {fmt_temp(emergency, self.unit)}"
+            else:
+                tip = f"{sensor}: this GPU reports no critical limit"
+            set_tooltip(readout.value, tip)
+            set_tooltip(readout.name, tip)
+            style = f"color: {pal.level(level)};" if level is not Level.UNKNOWN else ""
+            if readout.value.styleSheet() != style:
+                readout.value.setStyleSheet(style)
+            readout.setAccessibleDescription(f"{text} ({tip})")
+
+        # power against cap
+        frac = ratio(s.power_w, s.power_cap_w)
+        if is_number(s.power_w):
+            detail = f"of {fmt_watts(s.power_cap_w)} cap" if is_number(s.power_cap_w) else "cap N/A"
+            tip = "" if is_number(s.power_cap_w) else f"power cap: {reason_of(na, 'power_cap_w')}"
+            self.power.show_value(fmt_watts(s.power_w), detail, tip)
+        else:
+            self.power.show_value(NA, "", reason_of(na, "power_w"))
+        self.power.bar.set_value(frac, pal.level(fraction_level(frac)) if frac is not None else pal.muted,
+                                 pal.surface_alt)
+
+        # memory
+        total = s.vram_total_bytes if is_number(s.vram_total_bytes) else self.info.vram_total_bytes
+        frac = ratio(s.vram_used_bytes, total)
+        if is_number(s.vram_used_bytes):
+            detail = f"of {fmt_bytes(total)}" if is_number(total) else ""
+            if frac is not None:
+                detail += f" · {frac * 100:.0f} %"
+            if is_number(s.gtt_used_bytes) and self.info.kind is GpuKind.APU:
+                detail += f" · GTT {fmt_bytes(s.gtt_used_bytes)}"
+            self.memory.show_value(fmt_bytes(s.vram_used_bytes), detail)
+        else:
+            self.memory.show_value(NA, "", reason_of(na, "vram_used_bytes"))
+        self.memory.bar.set_value(frac, pal.level(fraction_level(frac)) if frac is not None else pal.muted,
+                                  pal.surface_alt)
+
+        # busy
+        busy = s.gpu_busy_percent
+        if is_number(busy):
+            mem = s.mem_busy_percent
+            detail = f"memory {fmt_percent(mem)}" if is_number(mem) else ""
+            self.busy.show_value(fmt_percent(busy), detail,
+                                 "" if is_number(mem) else f"memory busy: {reason_of(na, 'mem_busy_percent')}")
+            self.busy.bar.set_value(busy / 100.0, pal.accent, pal.surface_alt)
+        else:
+            self.busy.show_value(NA, "", reason_of(na, "gpu_busy_percent"))
+            self.busy.bar.set_value(None, pal.muted, pal.surface_alt)
+
+        # clocks
+        if is_number(s.sclk_mhz):
+            detail = f"memory {fmt_mhz(s.mclk_mhz)}" if is_number(s.mclk_mhz) else ""
+            self.clocks.show_value(fmt_mhz(s.sclk_mhz), detail,
+                                   "" if is_number(s.mclk_mhz) else f"memory clock: {reason_of(na, 'mclk_mhz')}")
+        else:
+            self.clocks.show_value(NA, "", reason_of(na, "sclk_mhz"))
+
+        # fan
+        if is_number(s.fan_rpm) or is_number(s.fan_percent):
+            value = fmt_rpm(s.fan_rpm) if is_number(s.fan_rpm) else fmt_percent(s.fan_percent)
+            detail = fmt_percent(s.fan_percent) if is_number(s.fan_rpm) and is_number(s.fan_percent) else ""
+            self.fan.show_value(value, detail)
+        else:
+            self.fan.show_value(NA, "", reason_of(na, "fan_rpm", "fan_percent"))
+
+
+class OverviewTab(QtWidgets.QWidget):
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setAccessibleName("Overview")
+        self.cards: dict[str, GpuCard] = {}
+        self.scroll = QtWidgets.QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.body = QtWidgets.QWidget()
+        self.body.setObjectName("centralArea")
+        self.grid = QtWidgets.QGridLayout(self.body)
+        self.grid.setContentsMargins(14, 14, 14, 14)
+        self.grid.setSpacing(12)
+        self.scroll.setWidget(self.body)
+        self.empty = QtWidgets.QLabel("Waiting for the first sample…", self.body)
+        self.empty.setObjectName("emptyState")
+        self.empty.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.grid.addWidget(self.empty, 0, 0)
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.scroll)
+        self._pending: Snapshot | None = None
+        self._columns = 0
+
+        feed = ctx.feed
+        feed.snapshot.connect(self.on_snapshot)
+        feed.gpus_changed.connect(self.on_gpus_changed)
+        feed.stale_changed.connect(self.on_stale)
+        feed.gpu_event.connect(self.on_event)
+        if feed.gpus:
+            self.on_gpus_changed(feed.gpus)
+        if feed.last_snapshot is not None:
+            self.on_snapshot(feed.last_snapshot)
+
+    # -- GPUs ---------------------------------------------------------------------------------------
+    def visible_pcis(self) -> list[str]:
+        selected = self.ctx.settings.selected_gpus
+        return [pci for pci in self.cards if not selected or pci in selected]
+
+    def on_gpus_changed(self, infos: list[GpuInfo]) -> None:
+        present = {i.pci for i in infos}
+        for info in infos:
+            card = self.cards.get(info.pci)
+            if card is None:
+                card = GpuCard(info, self.ctx.settings.temp_unit, self.body)
+                self.cards[info.pci] = card
+            elif card.state == "gone":
+                card.set_state("ok")
+        for pci, card in self.cards.items():
+            if pci not in present and card.state != "gone":
+                card.set_state("gone", "this GPU is no longer present (removed, or fell off the bus)")
+        self._arrange()
+
+    def columns_for(self, count: int) -> int:
+        if count <= 1:
+            return 1
+        if count == 2:
+            return 2
+        if count <= 4:
+            return 2 if self.width() < 1000 else count
+        if count <= 8:
+            return 4 if self.width() >= 1100 else 3
+        return 4
+
+    def _arrange(self) -> None:
+        pcis = self.visible_pcis()
+        for i in reversed(range(self.grid.count())):
+            self.grid.takeAt(i)
+        for card in self.cards.values():
+            card.setVisible(card.info.pci in pcis)
+        self.empty.setVisible(not pcis)
+        if not pcis:
+            self.grid.addWidget(self.empty, 0, 0)
+            return
+        cols = self.columns_for(len(pcis))
+        self._columns = cols
+        for i, pci in enumerate(pcis):
+            self.grid.addWidget(self.cards[pci], i // cols, i % cols)
+        rows = (len(pcis) + cols - 1) // cols
+        for c in range(8):
+            self.grid.setColumnStretch(c, 1 if c < cols else 0)
+        for r in range(8):
+            self.grid.setRowStretch(r, 1 if r < rows else 0)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.cards and self.columns_for(len(self.visible_pcis())) != self._columns:
+            self._arrange()
+
+    # -- samples -------------------------------------------------------------------------------------
+    def on_snapshot(self, snapshot: Snapshot) -> None:
+        if not self.isVisible():
+            self._pending = snapshot  # refresh on show: a hidden tab costs nothing
+            return
+        self._apply(snapshot)
+
+    def _apply(self, snapshot: Snapshot) -> None:
+        self._pending = None
+        for sample in snapshot.gpus:
+            card = self.cards.get(sample.info.pci)
+            if card is not None and card.isVisible():
+                card.update_sample(sample)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._pending is not None:
+            self._apply(self._pending)
+
+    def on_stale(self, stale: bool, reason: str) -> None:
+        for card in self.cards.values():
+            if card.state != "gone":
+                card.set_state("stale" if stale else "ok", reason)
+
+    def on_event(self, event: GpuEvent) -> None:
+        card = self.cards.get(event.pci or "")
+        if card is None and event.card:
+            card = next((c for c in self.cards.values() if c.info.card == event.card), None)
+        if card is not None and event.kind not in ("added", "removed"):
+            card.add_event(event)
+
+    def set_unit(self, unit: str) -> None:
+        for card in self.cards.values():
+            card.set_unit(unit)
+
+    def refresh_selection(self) -> None:
+        self._arrange()
+        if self.ctx.feed.last_snapshot is not None:
+            self._apply(self.ctx.feed.last_snapshot)

@@ -1,0 +1,173 @@
+"""Processes: who uses which GPU, sortable by any column (numbers sort as numbers)."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from rocmdesk.telemetry.model import ProcessUse, Snapshot
+from rocmdesk.ui.context import AppContext
+from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, is_number
+
+COLUMNS = ("GPU", "PID", "Name", "VRAM", "GPU %", "Command line")
+SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
+
+
+class ProcessModel(QtCore.QAbstractTableModel):
+    def __init__(self, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[ProcessUse] = []
+        self.gpu_names: dict[str, str] = {}  # pci -> "0 · card1"
+
+    def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):
+        if orientation == QtCore.Qt.Orientation.Horizontal and role == QtCore.Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index, role=QtCore.Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        p = self.rows[index.row()]
+        col = index.column()
+        if role == QtCore.Qt.ItemDataRole.DisplayRole:
+            return (
+                self.gpu_names.get(p.pci, p.pci), str(p.pid), p.name,
+                fmt_bytes(p.vram_bytes), fmt_percent(p.gpu_percent), p.cmdline,
+            )[col]
+        if role == SORT_ROLE:
+            values = (self.gpu_names.get(p.pci, p.pci), p.pid, p.name.lower(),
+                      p.vram_bytes if is_number(p.vram_bytes) else -1.0,
+                      p.gpu_percent if is_number(p.gpu_percent) else -1.0, p.cmdline)
+            return values[col]
+        if role == QtCore.Qt.ItemDataRole.ToolTipRole:
+            if col == 4 and not is_number(p.gpu_percent):
+                return "GPU % needs two readings over time; it appears on the next sample"
+            if col == 3 and not is_number(p.vram_bytes):
+                return "this process's VRAM use is not reported"
+            if col == 5:
+                return p.cmdline
+        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and col in (1, 3, 4):
+            return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def set_rows(self, rows: list[ProcessUse], gpu_names: dict[str, str]) -> None:
+        key_new = [(p.pid, p.pci) for p in rows]
+        key_old = [(p.pid, p.pci) for p in self.rows]
+        self.gpu_names = gpu_names
+        if key_new == key_old:
+            self.rows = list(rows)
+            if rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(rows) - 1, len(COLUMNS) - 1))
+            return
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+
+class ProcessesTab(QtWidgets.QWidget):
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setAccessibleName("Processes")
+        self.model = ProcessModel(self)
+        self.proxy = QtCore.QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterKeyColumn(-1)
+        self.proxy.setFilterCaseSensitivity(QtCore.Qt.CaseSensitivity.CaseInsensitive)
+
+        self.filter = QtWidgets.QLineEdit(self)
+        self.filter.setPlaceholderText("Filter by name, PID or command line")
+        self.filter.setAccessibleName("Filter processes")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.summary = QtWidgets.QLabel("", self)
+        self.summary.setObjectName("metricDetail")
+
+        self.table = QtWidgets.QTableView(self)
+        self.table.setModel(self.proxy)
+        self.table.setAccessibleName("Processes using the GPUs")
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(3, QtCore.Qt.SortOrder.DescendingOrder)
+        self.table.setAlternatingRowColors(True)
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setShowGrid(False)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setHighlightSections(False)
+        fm = self.fontMetrics()
+        for col, sample in enumerate(("0 · card10 · MI300X", "9999999", "python3.12-worker", "188.8 GiB", "100 %")):
+            header.resizeSection(col, fm.horizontalAdvance(sample) + 36)
+        header.setDefaultAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter)
+
+        self.empty = QtWidgets.QLabel("", self)
+        self.empty.setObjectName("emptyState")
+        self.empty.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.hide()
+
+        top = QtWidgets.QHBoxLayout()
+        top.setContentsMargins(14, 10, 14, 6)
+        top.addWidget(self.filter, 2)
+        top.addStretch(1)
+        top.addWidget(self.summary)
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addLayout(top)
+        lay.addWidget(self.table, 1)
+        lay.addWidget(self.empty, 1)
+        self._pending: Snapshot | None = None
+        ctx.feed.snapshot.connect(self.on_snapshot)
+        if ctx.feed.last_snapshot is not None:
+            self._pending = ctx.feed.last_snapshot
+
+    def on_snapshot(self, snapshot: Snapshot) -> None:
+        self._pending = snapshot
+        if self.isVisible():
+            self._apply()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._apply()
+
+    def _apply(self) -> None:
+        snapshot, self._pending = self._pending, None
+        if snapshot is None:
+            if self.model.rowCount() == 0:
+                self._show_empty("Waiting for the first sample…")
+            return
+        names = {}
+        for i, g in enumerate(snapshot.gpus):
+            short = g.info.name.replace("AMD ", "").replace("Radeon ", "").replace("Instinct ", "")
+            names[g.info.pci] = f"{i} · {g.info.card} · {short}"
+        rows = list(snapshot.processes)
+        self.model.set_rows(rows, names)
+        total_vram = sum(p.vram_bytes for p in rows if is_number(p.vram_bytes))
+        self.summary.setText(f"{len(rows)} process{'es' if len(rows) != 1 else ''} · {fmt_bytes(total_vram)} VRAM"
+                             if rows else "")
+        if rows:
+            self.empty.hide()
+            self.table.show()
+        elif snapshot.gpus:
+            self._show_empty("No process is using a GPU right now.\n"
+                             "Processes appear here when they open a GPU (read from /proc/*/fdinfo).")
+        else:
+            self._show_empty("No GPU to show processes for.")
+
+    def _show_empty(self, text: str) -> None:
+        self.empty.setText(text)
+        self.table.hide()
+        self.empty.show()
+
+
+__all__ = ["NA", "ProcessesTab"]

@@ -1,0 +1,114 @@
+"""User settings persisted as JSON in the XDG config folder (``~/.config/rocmdesk/settings.json``).
+
+Qt-free on purpose: the file is plain JSON so support staff can read it, and a damaged file
+falls back to defaults value by value instead of stopping the window from opening.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import platformdirs
+
+log = logging.getLogger(__name__)
+
+RATE_MIN_HZ = 0.25
+RATE_MAX_HZ = 10.0
+GRAPH_WINDOWS_S: tuple[int, ...] = (60, 300, 900, 3600, 6 * 3600, 24 * 3600)
+THEMES = ("system", "light", "dark")
+TEMP_UNITS = ("C", "F")
+GRAPH_MODES = ("overlay", "single")
+
+
+def config_dir() -> Path:
+    return Path(platformdirs.user_config_dir("rocmdesk", appauthor=False))
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+@dataclass
+class Settings:
+    rate_hz: float = 1.0
+    temp_unit: str = "C"
+    theme: str = "system"
+    geometry: str = ""  # QMainWindow.saveGeometry() as hex; empty = default size
+    window_state: str = ""
+    selected_gpus: list[str] = field(default_factory=list)  # PCI addresses shown; empty = all
+    graph_window_s: int = 3600
+    graph_mode: str = "overlay"  # all selected GPUs on one set of axes, or one GPU ("single")
+    graph_gpu: str = ""  # PCI address shown in "single" mode
+    last_tab: str = "overview"
+
+    # -- validation ---------------------------------------------------------------------------
+    def normalized(self) -> Settings:
+        """A copy with every out-of-range value replaced by its default (and a log line)."""
+        default = Settings()
+        out = Settings(**asdict(self))
+        try:
+            rate = float(out.rate_hz)
+            if not (RATE_MIN_HZ <= rate <= RATE_MAX_HZ):
+                raise ValueError(rate)
+            out.rate_hz = rate
+        except (TypeError, ValueError):
+            log.warning("settings: sample rate %r out of range %.2f-%.0f Hz; using %.0f Hz",
+                        self.rate_hz, RATE_MIN_HZ, RATE_MAX_HZ, default.rate_hz)
+            out.rate_hz = default.rate_hz
+        for name, allowed in (("temp_unit", TEMP_UNITS), ("theme", THEMES), ("graph_mode", GRAPH_MODES)):
+            if getattr(out, name) not in allowed:
+                log.warning("settings: %s=%r is not one of %s; using %r", name, getattr(out, name),
+                            allowed, getattr(default, name))
+                setattr(out, name, getattr(default, name))
+        if out.graph_window_s not in GRAPH_WINDOWS_S:
+            log.warning("settings: graph window %r s is not offered; using %d s", out.graph_window_s,
+                        default.graph_window_s)
+            out.graph_window_s = default.graph_window_s
+        if not isinstance(out.selected_gpus, list) or not all(isinstance(p, str) for p in out.selected_gpus):
+            out.selected_gpus = []
+        for name in ("geometry", "window_state", "graph_gpu", "last_tab"):
+            if not isinstance(getattr(out, name), str):
+                setattr(out, name, getattr(default, name))
+        return out
+
+    # -- persistence --------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: Path | None = None) -> Settings:
+        path = path or settings_path()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls()
+        except (OSError, ValueError) as exc:
+            log.warning("settings: cannot read %s (%s); using defaults", path, exc)
+            return cls()
+        if not isinstance(data, dict):
+            log.warning("settings: %s does not hold an object; using defaults", path)
+            return cls()
+        known = {f.name for f in fields(cls)}
+        raw = cls(**{k: v for k, v in data.items() if k in known})
+        return raw.normalized()
+
+    def save(self, path: Path | None = None) -> bool:
+        """Write atomically (temp file + rename) so a crash never leaves half a file."""
+        path = path or settings_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(asdict(self.normalized()), fh, indent=2, sort_keys=True)
+                    fh.write("\n")
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            log.warning("settings: cannot save %s: %s", path, exc)
+            return False
+        return True

@@ -1,0 +1,100 @@
+"""Decide what the window shows (this machine, the demo, a root folder or a bundle) and build it.
+
+Runs before the window exists (or in a worker thread when the user opens another source), so
+its file reads never block the GUI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmdesk.host import CommandRunner, HostRoot, runner_for
+from rocmdesk.telemetry.backends.base import Backend, BackendError
+from rocmdesk.telemetry.model import Snapshot
+
+log = logging.getLogger(__name__)
+
+DEMO_PREROLL_S = 3600.0
+
+
+@dataclass
+class Source:
+    mode: str  # "live", "demo", "snapshot"
+    reason: str  # why, in words (shown in the banner / log)
+    root: HostRoot
+    runner: CommandRunner
+    backend: Backend
+    backend_name: str
+    preload: list[Snapshot] = field(default_factory=list)  # past samples to show at once
+    bundle: Any = None  # an OpenedBundle kept open while shown
+    bundle_path: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def demo_source(reason: str, recording: str | None = None, preroll_s: float = DEMO_PREROLL_S) -> Source:
+    from rocmdesk.telemetry.backends.demo import DEFAULT_RECORDING, DemoBackend
+
+    name = recording or os.environ.get("ROCMDESK_DEMO") or DEFAULT_RECORDING
+    backend = DemoBackend(name)
+    preload = backend.preroll(preroll_s) if preroll_s > 0 else []
+    title = getattr(backend.recording, "title", "") or name
+    root = HostRoot("/")
+    return Source("demo", f"{reason} — {title}" if reason else title, root, runner_for(root),
+                  backend, "demo", preload)
+
+
+def root_source(root_dir: str, backend_name: str = "auto") -> Source:
+    from rocmdesk.telemetry.backends.demo import choose_startup_source
+    from rocmdesk.telemetry.backends.factory import make_backend
+
+    root = HostRoot(root_dir)
+    runner = runner_for(root)
+    _mode, reason = choose_startup_source(root)
+    backend = make_backend(backend_name, root, runner)
+    mode = "live" if root.is_live else "snapshot"
+    if mode == "snapshot":
+        reason = f"Root folder {root.root}: {reason}"
+    return Source(mode, reason, root, runner, backend, backend.name)
+
+
+def bundle_source(path: str, backend_name: str = "auto") -> Source:
+    from rocmdesk.report.bundle import open_bundle
+    from rocmdesk.telemetry.backends.factory import make_backend
+
+    bundle = open_bundle(path)
+    runner = bundle.runner()
+    backend = make_backend(backend_name, bundle.root, runner)
+    preload: list[Snapshot] = []
+    recording = bundle.history
+    if recording is not None:
+        start = float(recording.meta.get("start_time", 0.0) or 0.0)
+        preload = [recording.snapshot(i, start + f.t, backend=backend.name) for i, f in enumerate(recording.frames)]
+    warnings = [bundle.history_error] if bundle.history_error and recording is None else []
+    return Source("snapshot", bundle.banner(), bundle.root, runner, backend, backend.name, preload,
+                  bundle=bundle, bundle_path=path, warnings=warnings)
+
+
+def startup_source(root: str | None = None, demo: bool = False, open_bundle: str | None = None,
+                   backend: str = "auto") -> Source:
+    """What ``rocmdesk`` opens with these arguments; falls back to the demo when nothing works."""
+    backend = backend or "auto"
+    if demo or backend == "demo":
+        return demo_source("Demo mode (--demo)")
+    if open_bundle:
+        return bundle_source(open_bundle, backend)
+    if root and os.path.abspath(root) != "/":
+        return root_source(root, backend)
+    from rocmdesk.telemetry.backends.demo import choose_startup_source
+
+    mode, reason = choose_startup_source(HostRoot("/"))
+    if mode == "demo":
+        log.warning("%s", reason)
+        return demo_source(reason.capitalize())
+    try:
+        return root_source("/", backend)
+    except BackendError as exc:
+        log.warning("the %s backend cannot start (%s); showing demo data", backend, exc)
+        return demo_source(f"The {backend} backend cannot start ({exc})")

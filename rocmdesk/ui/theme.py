@@ -1,0 +1,127 @@
+"""Colours and the style sheet for light and dark themes (``system`` follows the desktop)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from rocmdesk.resources import resource_path
+from rocmdesk.ui.formatting import Level
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Palette:
+    name: str
+    window: str
+    surface: str  # cards, plots
+    surface_alt: str  # chips, meter troughs
+    border: str
+    text: str
+    muted: str
+    accent: str
+    ok: str
+    warm: str
+    hot: str
+    critical: str
+    banner_bg: str
+    banner_text: str
+    grid: str
+
+    def level(self, level: Level) -> str:
+        return {
+            Level.OK: self.ok, Level.WARM: self.warm, Level.HOT: self.hot,
+            Level.CRITICAL: self.critical, Level.UNKNOWN: self.muted,
+        }[level]
+
+
+LIGHT = Palette(
+    name="light", window="#f3f4f7", surface="#ffffff", surface_alt="#eceef2", border="#dadde4",
+    text="#1d2129", muted="#646b78", accent="#d7263d", ok="#1f883d", warm="#b08800", hot="#d1670a",
+    critical="#cf222e", banner_bg="#fff4d6", banner_text="#5c4400", grid="#e4e6eb",
+)
+DARK = Palette(
+    name="dark", window="#17191e", surface="#21242b", surface_alt="#2c3039", border="#343843",
+    text="#e7e9ee", muted="#9299a7", accent="#ff5a66", ok="#3fb950", warm="#d9b43a", hot="#f0883e",
+    critical="#ff6b6b", banner_bg="#3a3120", banner_text="#f5dea3", grid="#2d313a",
+)
+
+# One colour per GPU, distinguishable on both backgrounds (the order users see in the legend).
+SERIES_COLORS = ("#e8484f", "#3b82f6", "#22a06b", "#f59e0b", "#a855f7", "#06b6d4", "#ec4899", "#84cc16",
+                 "#f97316", "#6366f1", "#14b8a6", "#eab308")
+# Per-GPU mode: one colour per temperature sensor.
+SENSOR_COLORS = {"junction": "#e8484f", "edge": "#f59e0b", "mem": "#3b82f6"}
+SENSOR_STYLES = {"junction": QtCore.Qt.PenStyle.SolidLine, "edge": QtCore.Qt.PenStyle.DashLine,
+                 "mem": QtCore.Qt.PenStyle.DotLine}
+
+
+def series_color(index: int) -> str:
+    return SERIES_COLORS[index % len(SERIES_COLORS)]
+
+
+def system_prefers_dark(app: QtGui.QGuiApplication | None = None) -> bool:
+    app = app or QtGui.QGuiApplication.instance()
+    if app is None:
+        return False
+    try:
+        return app.styleHints().colorScheme() == QtCore.Qt.ColorScheme.Dark
+    except AttributeError:  # Qt < 6.5
+        return app.palette().color(QtGui.QPalette.ColorRole.Window).lightness() < 128
+
+
+def resolve(theme: str) -> Palette:
+    if theme == "dark":
+        return DARK
+    if theme == "light":
+        return LIGHT
+    return DARK if system_prefers_dark() else LIGHT
+
+
+def style_sheet(palette: Palette) -> str:
+    """resources/styles/app.qss with ``@name@`` tokens replaced by the palette's colours."""
+    path = resource_path("styles", "app.qss")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        log.warning("theme: cannot read %s (%s); using the platform style", path, exc)
+        return ""
+    for key, value in palette.__dict__.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+_current: Palette = LIGHT
+
+
+def current() -> Palette:
+    """The palette last applied (widgets that paint themselves ask for it)."""
+    return _current
+
+
+def apply(app: QtWidgets.QApplication, theme: str) -> Palette:
+    global _current
+    palette = resolve(theme)
+    _current = palette
+    app.setStyle("Fusion")
+    qp = QtGui.QPalette()
+    role = QtGui.QPalette.ColorRole
+    qp.setColor(role.Window, QtGui.QColor(palette.window))
+    qp.setColor(role.WindowText, QtGui.QColor(palette.text))
+    qp.setColor(role.Base, QtGui.QColor(palette.surface))
+    qp.setColor(role.AlternateBase, QtGui.QColor(palette.surface_alt))
+    qp.setColor(role.Text, QtGui.QColor(palette.text))
+    qp.setColor(role.Button, QtGui.QColor(palette.surface))
+    qp.setColor(role.ButtonText, QtGui.QColor(palette.text))
+    qp.setColor(role.ToolTipBase, QtGui.QColor(palette.surface))
+    qp.setColor(role.ToolTipText, QtGui.QColor(palette.text))
+    qp.setColor(role.Highlight, QtGui.QColor(palette.accent))
+    qp.setColor(role.HighlightedText, QtGui.QColor("#ffffff"))
+    qp.setColor(role.PlaceholderText, QtGui.QColor(palette.muted))
+    qp.setColor(QtGui.QPalette.ColorGroup.Disabled, role.Text, QtGui.QColor(palette.muted))
+    qp.setColor(QtGui.QPalette.ColorGroup.Disabled, role.ButtonText, QtGui.QColor(palette.muted))
+    app.setPalette(qp)
+    app.setStyleSheet(style_sheet(palette))
+    return palette
