@@ -103,11 +103,13 @@ def extract_json(text: str, tool: str) -> Any:
         raise ToolOutputError(f"{tool} printed nothing")
     # Some releases print "WARNING: ..." lines before the document: try each line that opens
     # a JSON object or array at column 0 (nested ones are indented, so never mistaken for it).
+    # Text after the document (a trailing warning) is ignored too.
     first_error: tuple[str, json.JSONDecodeError] | None = None
+    decoder = json.JSONDecoder()
     for match in re.finditer(r"(?m)^[\[{]", stripped):
         doc = stripped[match.start():]
         try:
-            return json.loads(doc)
+            return decoder.raw_decode(doc)[0]
         except json.JSONDecodeError as exc:
             first_error = first_error or (doc, exc)
     if first_error is None:

@@ -55,7 +55,9 @@ class AmdSmiBackend(ToolBackend):
 
     def read(self) -> list[ToolGpu]:
         gpus = self.parse_or_raise(parse_amd_smi_metric, self.run_tool(METRIC_ARGS))
-        if self._bdf is None:
+        if self._bdf is None or (self._bdf and {g.tool_id for g in gpus} != set(self._bdf)):
+            # First reading, or the GPU set changed (hotplug renumbers amd-smi's indexes).
+            self._infos = {}
             self._load_identity()
         bdf = self._bdf or {}
         for gpu in gpus:

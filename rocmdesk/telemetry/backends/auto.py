@@ -171,6 +171,7 @@ class AutoBackend(Backend):
             sources.append((getattr(source, "name", None) or getattr(source, "__name__", "tool"), source))
         self.pollers = [ToolPoller(src, name, interval_s, clock) for name, src in sources]
         self._started = False
+        self._discovered = False
 
     # -- construction -----------------------------------------------------------------------
     def _make_sysfs(self) -> Backend | None:
@@ -211,12 +212,7 @@ class AutoBackend(Backend):
         return [p.status() for p in self.pollers]
 
     def discover(self) -> list[GpuInfo]:
-        infos: list[GpuInfo] = []
-        if self.primary is not None:
-            try:
-                infos = self.primary.discover()
-            except BackendError as exc:
-                self._primary_error = f"{self.primary.name}: {exc}"
+        infos = self._discover_primary()
         self._start()
         if infos or not self.pollers:
             return infos
@@ -228,6 +224,16 @@ class AutoBackend(Backend):
         tool = self._fallback_tool(self.tool_status())
         return [g.info for g in tool.snapshot.gpus] if tool and tool.snapshot else []
 
+    def _discover_primary(self) -> list[GpuInfo]:
+        self._discovered = True
+        if self.primary is None:
+            return []
+        try:
+            return self.primary.discover()
+        except BackendError as exc:
+            self._primary_error = f"{self.primary.name}: {exc}"
+            return []
+
     def _fallback_tool(self, statuses: Sequence[ToolStatus]) -> ToolStatus | None:
         for status in statuses:
             if status.snapshot and status.snapshot.gpus and status.age_s is not None \
@@ -237,6 +243,8 @@ class AutoBackend(Backend):
 
     def sample(self) -> Snapshot:
         self._start()
+        if not self._discovered:
+            self._discover_primary()  # sample() reads the GPUs of the last discover()
         now = time.time()
         errors: list[str] = []
         primary_snap: Snapshot | None = None

@@ -203,3 +203,18 @@ def test_backend_hang_killed(tmp_path):
 def test_backend_not_installed(tmp_path):
     with pytest.raises(BackendError, match="amd-smi is not installed"):
         AmdSmiBackend(HostRoot(tmp_path), RecordedRunner())
+
+
+def test_backend_reloads_the_pci_map_when_the_gpu_set_changes(tmp_path):
+    two = read("amd-smi-7.x-metric-envelope.json")
+    runner = runner_with(two, read("amd-smi-list.json"))
+    backend = AmdSmiBackend(HostRoot(tmp_path), runner)
+    assert set(backend.sample().by_pci()) == {"0000:05:00.0", "0000:26:00.0"}
+    # GPU 0 unplugged: amd-smi renumbers the remaining GPU as 0.
+    one = json.loads(two)
+    one["gpu_data"] = one["gpu_data"][1:]
+    one["gpu_data"][0]["gpu"] = 0
+    runner.add([AMD_SMI, *METRIC_ARGS], stdout=json.dumps(one))
+    runner.add([AMD_SMI, *LIST_ARGS], stdout=json.dumps([{"gpu": 0, "bdf": "0000:26:00.0"}]))
+    (gpu,) = backend.sample().gpus
+    assert gpu.info.pci == "0000:26:00.0" and gpu.power_w == 598.0

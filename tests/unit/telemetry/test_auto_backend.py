@@ -359,3 +359,26 @@ def test_factory_auto(tmp_path):
         assert isinstance(backend, AutoBackend) and backend.pollers == []  # an empty root has no tools
     finally:
         backend.close()
+
+
+def test_primary_is_discovered_before_its_first_sample(tmp_path):
+    class NeedsDiscover(FakeSysfs):
+        discovered = 0
+
+        def discover(self):
+            self.discovered += 1
+            return super().discover()
+
+        def sample(self):
+            if not self.discovered:
+                raise AssertionError("sample() before discover()")
+            return super().sample()
+
+    primary = NeedsDiscover()
+    auto = make_auto(tmp_path, primary=primary)
+    try:
+        assert auto.sample().gpus[0].info.pci == A
+        auto.sample()
+        assert primary.discovered == 1
+    finally:
+        auto.close()

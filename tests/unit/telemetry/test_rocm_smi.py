@@ -359,3 +359,8 @@ def test_real_rocm_smi_output_parses_through_the_backend(tmp_path):
     assert a.vram_used_bytes == 1263222784
     assert a.gpu_busy_percent == int((device / "gpu_busy_percent").read_text())
     assert a.info.card == "card0"  # found in the tree by PCI address
+
+
+def test_text_after_the_json_is_ignored():
+    (gpu,) = parse_rocm_smi(read("F1-rocm-smi-rx7900xtx.json") + "WARNING: 1 GPU is in a low-power state\n")
+    assert gpu.metrics["power_w"] == 19.0
