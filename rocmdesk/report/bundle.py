@@ -112,6 +112,10 @@ class RecordingRoot(HostRoot):
         self.note(host_path, "touch")
         return super().join(host_path)
 
+    def resolve_host_path(self, host_path):  # type: ignore[override]
+        self.note(host_path, "touch")
+        return super().resolve_host_path(host_path)
+
     def real_path(self, host_path):  # type: ignore[override]
         self.note(host_path, "touch")
         return super().real_path(host_path)
@@ -646,6 +650,7 @@ def _add_gpu_trees(col: Collector) -> None:
         col.add_path(f"{base}/drm", why, ("list",))
         for name in col.root.listdir(f"{base}/drm"):
             col.add_tree(f"{base}/drm/{name}", why, 0, lambda n: n in ("dev", "uevent"))
+            col.add_path(f"{base}/drm/{name}/device", why, ("stat",))
     for name in col.root.listdir("/sys/class/drm"):
         col.add_path(f"/sys/class/drm/{name}", "DRM card list", ("stat",))
 
@@ -925,7 +930,7 @@ def _unpack(raw: Any, folder: str) -> Manifest:
         counted = io.BufferedReader(_CountingReader(gz, OPEN_MAX_TOTAL_BYTES), buffer_size=1 << 16)
         tar = tarfile.open(fileobj=counted, mode="r|")
     except (tarfile.TarError, gzip.BadGzipFile, OSError, EOFError, zlib.error) as exc:
-        raise BundleError(f"not a gzip-compressed tar archive ({exc})") from exc
+        raise BundleError(f"damaged or not a bundle: not a readable gzip-compressed tar archive ({exc})") from exc
     manifest: Manifest | None = None
     expected: dict[str, Entry] = {}
     seen: dict[str, str] = {}
