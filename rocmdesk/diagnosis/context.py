@@ -59,3 +59,32 @@ class DiagnosisContext:
         if text is None:
             return None
         return {line.split()[0] for line in text.splitlines() if line.strip()}
+
+    # -- machine facts shared by the driver/permissions/environment/display checks ----------------
+    @functools.cached_property
+    def facts(self):  # -> rocmdesk.diagnosis.facts.HostFacts (imported lazily: facts imports host)
+        from rocmdesk.diagnosis.facts import HostFacts
+
+        return HostFacts(self.root, self.runner, cmdline_args=self.cmdline_args,
+                         kernel_release=self.kernel_release)
+
+    @property
+    def is_wsl(self) -> bool:
+        """Under WSL there is no amdgpu sysfs tree and no /dev/kfd: sysfs-based checks skip."""
+        return self.facts.is_wsl
+
+    WSL_SKIP_REASON = ("not applicable under WSL: there is no amdgpu sysfs tree or /dev/kfd "
+                       "(the GPU is reached through /dev/dxg)")
+
+    # -- initramfs and Python environments (read once; the checks of both areas share them) ------
+    @functools.cached_property
+    def initramfs(self):  # -> rocmdesk.diagnosis.initramfs.HostInitramfs
+        from rocmdesk.diagnosis.initramfs import inspect_host
+
+        return inspect_host(self.root, self.kernel_release)
+
+    @functools.cached_property
+    def python_envs(self):  # -> rocmdesk.diagnosis.python_envs.Discovery
+        from rocmdesk.diagnosis.python_envs import discover
+
+        return discover(self.root, self.python_env_paths, self.time_budget_s)

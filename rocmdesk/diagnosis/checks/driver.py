@@ -1,0 +1,379 @@
+"""Driver checks: is amdgpu bound, loaded, allowed to load, and healthy (rocm-facts.md 1, 4d, 4f, 5a)."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.facts import (
+    HostFacts,
+    SourcedLine,
+    cmdline_values,
+    initramfs_regenerate_step,
+    module_param,
+    remove_kernel_arg_steps,
+)
+from rocmdesk.diagnosis.model import Evidence, Fix, Severity
+
+log = logging.getLogger(__name__)
+
+AREA = "Driver"
+MAX_EVIDENCE = 12
+OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (facts 5a [S4])
+
+_BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
+_INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
+_FIRMWARE_RE = re.compile(r"Direct firmware load for (amdgpu/\S+) failed with error (-?\d+)")
+_ATOMICS_RE = re.compile(r"PCI rejects atomics")
+_BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
+_OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
+_KEY_REJECTED_RE = re.compile(r"Key was rejected by service|Loading of unsigned module is rejected"
+                              r"|module verification failed")
+
+
+def evidence(line: SourcedLine) -> Evidence:
+    return Evidence(text=line.text, path=line.path, line=line.line)
+
+
+def _facts(ctx) -> HostFacts:
+    return ctx.facts
+
+
+def _grub_evidence(facts: HostFacts, word: str) -> list[Evidence]:
+    """Lines of /etc/default/grub that put ``word`` on the command line."""
+    text = facts.read("/etc/default/grub")
+    if not text:
+        return []
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("GRUB_CMDLINE_LINUX") and word in line:
+            out.append(Evidence(line.strip(), "/etc/default/grub", number))
+    return out
+
+
+def _cmdline_evidence(arg: str) -> Evidence:
+    return Evidence(f"kernel command line has `{arg}`", "/proc/cmdline", 1)
+
+
+# -- amdgpu-not-loaded ------------------------------------------------------------------------------
+
+
+@check("amdgpu-not-loaded", AREA)
+def amdgpu_not_loaded(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts = _facts(ctx)
+    if facts.pci_devices is None:
+        return Skipped("this root has no readable /sys/bus/pci/devices")
+    gpus = facts.amd_display_devices
+    if not gpus:
+        return Passed("no AMD display-class device on the PCI bus")
+    unbound = [d for d in gpus if d.driver != "amdgpu"]
+    if not unbound:
+        return Passed(f"amdgpu drives {len(gpus)} AMD GPU(s)")
+    ev = []
+    details = []
+    for dev in unbound:
+        bound = f"bound to {dev.driver}" if dev.driver else "no driver bound"
+        ev.append(Evidence(f"{dev.address} [{dev.ids}] class 0x{dev.pci_class or 0:06x}: {bound}",
+                           f"{dev.path}/driver"))
+        if dev.driver == "radeon":
+            details.append(
+                f"{dev.address} is driven by the old radeon kernel driver. The kernel gives radeon only "
+                "the older GCN 1/2 and pre-GCN generations by default; ROCm does not support those "
+                "generations, so compute will not work on this card either way.")
+        elif dev.driver == "vfio-pci":
+            details.append(f"{dev.address} is bound to vfio-pci (passed through to a virtual machine).")
+    ev.extend(evidence(line) for line in facts.amdgpu_loaded_evidence())
+    return Failed(evidence=ev, details=" ".join(details) or None, subject=", ".join(d.address for d in unbound))
+
+
+# -- amdgpu-blacklisted ---------------------------------------------------------------------------------
+
+
+@check("amdgpu-blacklisted", AREA)
+def amdgpu_blacklisted(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts = _facts(ctx)
+    by_file: dict[str, list[SourcedLine]] = {}
+    for line in facts.modprobe_lines:
+        if _BLACKLIST_RE.match(line.text) or _INSTALL_FALSE_RE.match(line.text):
+            by_file.setdefault(line.path, []).append(line)
+    outcomes: list = []
+    loaded = facts.amdgpu_loaded
+    for path, lines in by_file.items():
+        only_blacklist = all(_BLACKLIST_RE.match(x.text) for x in lines)
+        severity = Severity.WARNING if (loaded and only_blacklist) else None
+        details = ("amdgpu is loaded right now (something ran `modprobe amdgpu` explicitly), but the "
+                   "blacklist stops it from loading on its own at the next boot." if severity else None)
+        if path.startswith("/etc/modprobe.d/"):
+            fix = Fix("modprobe-unblacklist-amdgpu", True,
+                      (f"Comment out the amdgpu line(s) in {path} (a backup is kept).",
+                       initramfs_regenerate_step(facts.distro_family), "Reboot."),
+                      ("modprobe-unblacklist-amdgpu", path))
+        else:
+            steps = [f"{path} belongs to an installed package: find it with `dpkg -S {path}` or "
+                     f"`rpm -qf {path}` and remove that package, or mask the file by creating an empty "
+                     f"/etc/modprobe.d/{path.rsplit('/', 1)[-1]} (a file there hides the same name).",
+                     initramfs_regenerate_step(facts.distro_family), "Reboot."]
+            fix = Fix("modprobe-unblacklist-amdgpu-manual", True, tuple(steps))
+        outcomes.append(Failed(evidence=[evidence(x) for x in lines], subject=path, fix=fix,
+                               severity=severity, details=details))
+    args = facts.cmdline_args
+    for key in ("modprobe.blacklist", "module_blacklist"):
+        for value in cmdline_values(args, key):
+            if "amdgpu" in [v.strip() for v in value.split(",")]:
+                arg = f"{key}={value}"
+                steps = remove_kernel_arg_steps(facts.distro_family, arg)
+                outcomes.append(Failed(
+                    evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, key)], subject="/proc/cmdline",
+                    fix=Fix("remove-kernel-arg", True, tuple(steps))))
+    if outcomes:
+        return outcomes
+    looked = [d for d in ("/etc/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d", "/run/modprobe.d")
+              if facts.root.is_dir(d)]
+    if not looked and not args:
+        return Skipped("no modprobe.d folder and no /proc/cmdline in this root")
+    return Passed(f"no amdgpu blacklist in {', '.join(looked) or 'modprobe.d'} or on the command line")
+
+
+# -- nomodeset ----------------------------------------------------------------------------------------------
+
+
+@check("nomodeset", AREA)
+def nomodeset(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts = _facts(ctx)
+    text, why = facts.read_reason("/proc/cmdline")
+    if text is None:
+        return Skipped(why or "/proc/cmdline unreadable")
+    args = facts.cmdline_args
+    modeset = module_param(args, "amdgpu", "modeset")
+    has_nomodeset = "nomodeset" in args
+    loaded = facts.amdgpu_loaded
+    family = facts.distro_family
+    if modeset == "0":
+        arg = "amdgpu.modeset=0"
+        return Failed(evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, "amdgpu.modeset")],
+                      fix=Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(family, arg))))
+    if not has_nomodeset:
+        return Passed("neither nomodeset nor amdgpu.modeset=0 on the command line")
+    ev = [_cmdline_evidence("nomodeset"), *_grub_evidence(facts, "nomodeset")]
+    fix = Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(family, "nomodeset")))
+    if modeset == "1":
+        if loaded is False:
+            return Failed(evidence=[*ev, _cmdline_evidence("amdgpu.modeset=1")], fix=fix,
+                          details="amdgpu.modeset=1 overrides nomodeset only on newer kernels; on this "
+                                  "one amdgpu did not load.")
+        return Passed("nomodeset is set, but amdgpu.modeset=1 overrides it and amdgpu is loaded")
+    if loaded:
+        return Failed(evidence=ev, fix=fix, severity=Severity.WARNING,
+                      details="amdgpu is loaded anyway on this kernel, but nomodeset still turns off "
+                              "display drivers and should not be there.")
+    return Failed(evidence=ev, fix=fix)
+
+
+# -- secure-boot-blocks-dkms --------------------------------------------------------------------------------
+
+
+@check("secure-boot-blocks-dkms", AREA)
+def secure_boot_blocks_dkms(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts = _facts(ctx)
+    if not facts.kernel_release:
+        return Skipped("the running kernel release is unknown (/proc/sys/kernel/osrelease)")
+    modules = facts.dkms_amdgpu_modules()
+    if not modules:
+        return Passed(f"no DKMS amdgpu module for {facts.kernel_release} (the in-tree driver is used)")
+    enabled, sb_text = facts.secure_boot
+    if enabled is None:
+        return Skipped(f"Secure Boot state unknown: {sb_text}")
+    if not enabled:
+        return Passed(f"DKMS amdgpu present; Secure Boot is off ({sb_text})")
+    loaded = facts.amdgpu_loaded
+    if loaded is None:
+        return Skipped("cannot tell whether amdgpu is loaded (/proc/modules and /sys/module unreadable)")
+    if loaded:
+        return Passed("DKMS amdgpu is loaded with Secure Boot on (its signing key is enrolled)")
+    ev = [Evidence(f"DKMS module {m}", m) for m in modules]
+    ev.append(Evidence(sb_text, "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"))
+    ev.extend(evidence(x) for x in facts.amdgpu_loaded_evidence())
+    if facts.kernel_log is not None:
+        ev.extend(evidence(line) for line, _m in facts.kernel_log.grep(_KEY_REJECTED_RE)[:MAX_EVIDENCE])
+    key = next((k for k in ("/var/lib/shim-signed/mok/MOK.der", "/var/lib/dkms/mok.pub") if facts.root.exists(k)),
+               None)
+    steps = None
+    if key:
+        steps = (f"Enrol the DKMS signing key: `sudo mokutil --import {key}` and choose a one-time password.",
+                 "Reboot; in the blue MokManager screen choose \"Enroll MOK\" and type that password.",
+                 "After the reboot run `sudo dkms autoinstall` (or reinstall amdgpu-dkms) and check "
+                 "`lsmod | grep amdgpu`.",
+                 "Alternative without signing: remove amdgpu-dkms and use the distribution's signed in-tree "
+                 "amdgpu driver.")
+    return Failed(evidence=ev, fix_steps=steps)
+
+
+# -- amdgpu-pro-leftover ------------------------------------------------------------------------------------
+
+
+def _is_pro_package(name: str) -> bool:
+    # amdgpu-core, amdgpu-dkms and amdgpu-install belong to the normal ROCm installer stack
+    # (legacy-rocm-build#1748, #1864 install logs); only the *amdgpu-pro* packages are the
+    # proprietary stack AMD says not to keep beside ROCm [S18].
+    return "amdgpu-pro" in name
+
+
+def _is_rocm_package(name: str) -> bool:
+    return name.startswith(("rocm", "hip-runtime-amd", "hsa-rocr", "rocminfo"))
+
+
+@check("amdgpu-pro-leftover", AREA)
+def amdgpu_pro_leftover(ctx):
+    facts = _facts(ctx)
+    ev: list[Evidence] = []
+    rocm = facts.root.is_dir("/opt/rocm") or facts.rocm_version is not None
+    dpkg = facts.dpkg_status
+    source = None
+    if dpkg is not None:
+        source = "/var/lib/dpkg/status"
+        for name in sorted(dpkg):
+            version, line = dpkg[name]
+            if _is_pro_package(name):
+                ev.append(Evidence(f"Package: {name} ({version}) installed", source, line))
+            rocm = rocm or _is_rocm_package(name)
+    else:
+        other = facts.other_package_list()
+        if other is not None:
+            source, names = other
+            for name in names:
+                if _is_pro_package(name):
+                    ev.append(Evidence(f"{name} installed", f"{source} (output)"))
+                rocm = rocm or _is_rocm_package(name)
+    if facts.root.is_dir("/opt/amdgpu-pro"):
+        ev.append(Evidence("/opt/amdgpu-pro exists", "/opt/amdgpu-pro"))
+    for name in facts.root.listdir("/etc/apt/sources.list.d"):
+        if "amdgpu-pro" in name:
+            ev.append(Evidence(f"APT source {name}", f"/etc/apt/sources.list.d/{name}"))
+    if source is None and not ev:
+        return Skipped("no package database readable (/var/lib/dpkg/status, or rpm/pacman output)")
+    if not ev:
+        return Passed("no amdgpu-pro package or folder")
+    if not rocm:
+        return Passed("amdgpu-pro is installed, but ROCm is not (nothing to conflict with)")
+    return Failed(evidence=ev[:MAX_EVIDENCE])
+
+
+# -- kfd-missing ------------------------------------------------------------------------------------------------
+
+
+@check("kfd-missing", AREA)
+def kfd_missing(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts = _facts(ctx)
+    loaded = facts.amdgpu_loaded
+    if loaded is None:
+        return Skipped("cannot tell whether amdgpu is loaded (/proc/modules and /sys/module unreadable)")
+    if not loaded:
+        return Skipped("amdgpu is not loaded (see amdgpu-not-loaded)")
+    if not facts.root.is_dir("/dev"):
+        return Skipped("this root has no /dev folder")
+    if facts.root.exists("/dev/kfd"):
+        return Passed("/dev/kfd exists")
+    ev = [evidence(x) for x in facts.amdgpu_loaded_evidence()]
+    ev.append(Evidence("/dev/kfd does not exist", "/dev/kfd"))
+    details = []
+    kver = facts.kernel_release
+    if kver:
+        config = f"/boot/config-{kver}"
+        text = facts.read(config)
+        for number, line in enumerate((text or "").splitlines(), start=1):
+            if line.startswith("# CONFIG_HSA_AMD is not set"):
+                ev.append(Evidence(line, config, number))
+                details.append("This kernel was built without KFD (CONFIG_HSA_AMD), so it has no compute "
+                               "interface: use a distribution kernel or amdgpu-dkms.")
+    if facts.in_container:
+        details.append("This looks like a container: start it with `--device=/dev/kfd --device=/dev/dri` "
+                       "(and the render group) so the GPU devices are passed in.")
+    return Failed(evidence=ev, details=" ".join(details) or None)
+
+
+# -- kernel log checks -------------------------------------------------------------------------------------------
+
+
+def _kernel_log(ctx):
+    facts = _facts(ctx)
+    if ctx.is_wsl:
+        return None, Skipped(ctx.WSL_SKIP_REASON)
+    log_ = facts.kernel_log
+    if log_ is None:
+        return None, Skipped("no readable kernel log (/var/log/kern.log, /var/log/dmesg or dmesg output)")
+    return log_, None
+
+
+@check("firmware-load-failure", AREA)
+def firmware_load_failure(ctx):
+    log_, skipped = _kernel_log(ctx)
+    if skipped:
+        return skipped
+    hits = log_.grep(_FIRMWARE_RE)
+    if not hits:
+        return Passed(f"no amdgpu firmware load failure in {log_.source}")
+    files = sorted({m.group(1) for _line, m in hits})
+    details = (f"Missing firmware file(s): {', '.join(files)}. Error -2 means the file does not exist "
+               "on this system.")
+    return Failed(evidence=[evidence(line) for line, _m in hits[:MAX_EVIDENCE]], details=details)
+
+
+@check("pcie-atomics-missing", AREA)
+def pcie_atomics_missing(ctx):
+    log_, skipped = _kernel_log(ctx)
+    if skipped:
+        return skipped
+    hits = log_.grep(_ATOMICS_RE)
+    if not hits:
+        return Passed(f"no \"PCI rejects atomics\" in {log_.source}")
+    return Failed(evidence=[evidence(line) for line, _m in hits[:MAX_EVIDENCE]])
+
+
+@check("small-bar", AREA)
+def small_bar(ctx):
+    log_, skipped = _kernel_log(ctx)
+    if skipped:
+        return skipped
+    hits = log_.grep(_BAR_RE)
+    if not hits:
+        return Skipped(f"no \"Detected VRAM RAM=..., BAR=...\" line in {log_.source}")
+    small = [(line, m) for line, m in hits if int(m.group(2)) < int(m.group(1)) and int(m.group(2)) <= 256]
+    if not small:
+        return Passed("every GPU maps its whole VRAM (large BAR)")
+    return Failed(evidence=[evidence(line) for line, _m in small[:MAX_EVIDENCE]])
+
+
+@check("overdrive-enabled", AREA)
+def overdrive_enabled(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts = _facts(ctx)
+    path = "/sys/module/amdgpu/parameters/ppfeaturemask"
+    if facts.ppfeaturemask is None:
+        text, why = facts.read_reason(path)
+        if text is not None:
+            return Skipped(f"{path}: cannot parse {text.strip()!r}")
+        return Skipped(why or f"{path} unreadable")
+    mask = facts.ppfeaturemask
+    if not mask & OVERDRIVE_BIT:
+        return Passed(f"ppfeaturemask 0x{mask:08x}: OverDrive (bit 14) off")
+    ev = [Evidence(f"ppfeaturemask = 0x{mask:08x} (bit 14, OverDrive, is set)", path, 1)]
+    value = module_param(facts.cmdline_args, "amdgpu", "ppfeaturemask")
+    if value is not None:
+        ev.append(_cmdline_evidence(f"amdgpu.ppfeaturemask={value}"))
+    ev.extend(evidence(x) for x in facts.modprobe_lines
+              if re.match(r"^options\s+amdgpu\s+.*\bppfeaturemask=", x.text))
+    if facts.kernel_log is not None:
+        ev.extend(evidence(line) for line, _m in facts.kernel_log.grep(_OVERDRIVE_LOG_RE)[:2])
+    return Failed(evidence=ev)

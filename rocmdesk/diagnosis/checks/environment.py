@@ -1,0 +1,272 @@
+"""Environment checks: HSA_OVERRIDE_GFX_VERSION, *_VISIBLE_DEVICES, WSL (rocm-facts.md 4b, 4c, 4g).
+
+Variables are looked for where they take effect: this session's environment, /etc/environment,
+the user's shell start-up files, systemd units (ollama and friends) and the environments of
+processes that have the GPU open. Each finding names the file and line that sets the value.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.facts import EnvSetting, GpuFact, HostFacts
+from rocmdesk.diagnosis.gfx import (
+    PRODUCTS,
+    GfxVersion,
+    is_supported,
+    parse_override,
+    suggested_override,
+)
+from rocmdesk.diagnosis.model import Evidence
+
+log = logging.getLogger(__name__)
+
+AREA = "Environment"
+OVERRIDE = "HSA_OVERRIDE_GFX_VERSION"
+_NODE_OVERRIDE_RE = re.compile(rf"^{OVERRIDE}_(\d+)$")
+VISIBLE_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
+
+
+def setting_evidence(s: EnvSetting) -> Evidence:
+    return Evidence(f"{s.name}={s.value}  ({s.scope})", s.path, s.line)
+
+
+def change_steps(s: EnvSetting, wanted: str | None) -> tuple[str, ...]:
+    """Where to change a variable, in words that fit the kind of source."""
+    action = f"set it to `{s.name}={wanted}`" if wanted else "remove it"
+    if s.path.startswith("/proc/"):
+        return (f"{s.name}={s.value} is in the environment of {s.scope}: find where that program is "
+                f"started (a launcher script, a desktop file or a shell start-up file) and {action} there.",
+                "Restart the program.")
+    if s.path.startswith("/etc/systemd/") or "/systemd/user/" in s.path or s.scope.endswith(".service"):
+        unit = s.scope if s.scope.endswith(".service") else "the service"
+        return (f"Edit {s.where} (or run `sudo systemctl edit {unit}`) and {action} on the Environment= line.",
+                f"Run `sudo systemctl daemon-reload && sudo systemctl restart {unit}`.")
+    if s.path == "/etc/environment":
+        return (f"Edit /etc/environment as root (line {s.line}) and {action}.", "Log out and log back in.")
+    return (f"Edit {s.where} and {action}.", "Open a new terminal (or log out and in) so it takes effect.")
+
+
+def _overrides(facts: HostFacts) -> list[EnvSetting]:
+    return [s for s in facts.env_settings if s.name == OVERRIDE or _NODE_OVERRIDE_RE.match(s.name)]
+
+
+# -- hsa-override-mismatch -----------------------------------------------------------------------------
+
+
+def _gpus_with_gfx(facts: HostFacts) -> list[GpuFact]:
+    return [g for g in facts.amd_gpus if g.gfx is not None]
+
+
+def _describe(gpu: GpuFact) -> str:
+    product = PRODUCTS.get(gpu.gfx.target) if gpu.gfx else None
+    node = f", KFD node {gpu.kfd_node}" if gpu.kfd_node is not None else ""
+    return f"{gpu.pci} ({gpu.gfx.target if gpu.gfx else '?'}{', ' + product if product else ''}{node})"
+
+
+def _right_value(gfx: GfxVersion) -> str | None:
+    """What the override should be for this GPU: nothing when it is supported natively."""
+    if is_supported(gfx.target):
+        return None
+    return suggested_override(gfx.target) or gfx.override_string
+
+
+@check("hsa-override-mismatch", AREA)
+def hsa_override_mismatch(ctx):
+    facts: HostFacts = ctx.facts
+    settings = _overrides(facts)
+    if not settings:
+        return Passed(f"{OVERRIDE} is not set anywhere rocmdesk looked")
+    gpus = [] if ctx.is_wsl else _gpus_with_gfx(facts)
+    nodes = {n.node_id: n for n in facts.kfd_nodes or []}
+    outcomes: list = []
+    fine: list[str] = []
+    for s in settings:
+        version, problem = parse_override(s.value)
+        if version is None:
+            outcomes.append(Failed(evidence=[setting_evidence(s)], subject=s.scope,
+                                   details=f"The value is malformed: {problem}. The runtime rejects it "
+                                           f"(\"{OVERRIDE} {s.value} is invalid\").",
+                                   fix_steps=change_steps(s, None)))
+            continue
+        m = _NODE_OVERRIDE_RE.match(s.name)
+        if m:
+            node_id = int(m.group(1))
+            if facts.kfd_nodes is not None and not ctx.is_wsl:
+                node = nodes.get(node_id)
+                if node is None or node.gfx is None:
+                    gpu_nodes = ", ".join(_describe(g) for g in gpus) or "none"
+                    what = "is a CPU" if node is not None else "does not exist"
+                    outcomes.append(Failed(
+                        evidence=[setting_evidence(s)], subject=s.scope,
+                        details=f"KFD node {node_id} {what}, so this override does nothing. The number is the "
+                                "KFD topology node id: CPU nodes come first, so the first GPU is usually node 1 "
+                                f"(GPU nodes here: {gpu_nodes}).",
+                        fix_steps=change_steps(s, None)))
+                    continue
+            targets = [g for g in gpus if g.kfd_node == node_id]
+        else:
+            node_specific = {int(x.group(1)) for o in settings if o.scope == s.scope
+                             and (x := _NODE_OVERRIDE_RE.match(o.name))}
+            targets = [g for g in gpus if g.kfd_node not in node_specific]
+        if not targets:
+            fine.append(f"{s.name}={s.value} ({s.scope}): no GPU gfx target known to compare with")
+            continue
+        wrong = [g for g in targets if g.gfx != version and g.gfx.family != version.family]
+        if not wrong:
+            fine.append(f"{s.name}={s.value} ({s.scope}) is in the family of every GPU it applies to")
+            continue
+        lines = []
+        for g in wrong:
+            right = _right_value(g.gfx)
+            advice = ("it is supported natively: no override needed" if right is None
+                      else f"the right value is {right}")
+            lines.append(f"{s.value} is {version.family}, but GPU {_describe(g)} is {g.gfx.family}: {advice}.")
+        if not m and len({g.gfx.family for g in gpus}) > 1:
+            lines.append(f"This machine mixes GPU families: use one {OVERRIDE}_<KFD node id> per GPU instead "
+                         "of the global variable.")
+        right_values = {_right_value(g.gfx) for g in wrong}
+        wanted = right_values.pop() if len(right_values) == 1 else None
+        outcomes.append(Failed(evidence=[setting_evidence(s)], subject=s.scope, details=" ".join(lines),
+                               fix_steps=change_steps(s, wanted)))
+    return outcomes or Passed("; ".join(fine))
+
+
+# -- hsa-override-suggested ---------------------------------------------------------------------------------
+
+
+@check("hsa-override-suggested", AREA)
+def hsa_override_suggested(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts: HostFacts = ctx.facts
+    gpus = _gpus_with_gfx(facts)
+    if not gpus:
+        if facts.kfd_nodes is None:
+            return Skipped("no KFD topology in this root (/sys/class/kfd), so the GPUs' gfx targets are unknown")
+        return Skipped("no GPU node with a gfx target in the KFD topology")
+    settings = _overrides(facts)
+    has_global = any(s.name == OVERRIDE for s in settings)
+    node_set = {int(m.group(1)) for s in settings if (m := _NODE_OVERRIDE_RE.match(s.name))}
+    outcomes: list = []
+    families = {g.gfx.family for g in gpus}
+    for gpu in gpus:
+        target = gpu.gfx.target
+        suggestion = suggested_override(target)
+        if is_supported(target) or suggestion is None:
+            continue
+        if has_global or gpu.kfd_node in node_set:
+            continue
+        var = OVERRIDE if len(families) == 1 or gpu.kfd_node is None else f"{OVERRIDE}_{gpu.kfd_node}"
+        steps = (f"Set `{var}={suggestion}` for the program that uses the GPU, e.g. `export {var}={suggestion}` "
+                 "in ~/.profile, or `Environment=\"" + f"{var}={suggestion}\"` in its systemd unit "
+                 "(`sudo systemctl edit ollama.service`).",
+                 "Restart that program. If it then crashes with a memory access fault, remove the variable: "
+                 "not every part of a family runs the other part's code.")
+        details = (f"GPU {_describe(gpu)} is not on ROCm's supported list; the same-family override "
+                   f"{suggestion} is what people use for it.")
+        if len(families) > 1:
+            details += (f" This machine mixes GPU families, so set it only for this GPU's KFD node "
+                        f"({var}), not globally.")
+        ev = [Evidence(f"gfx_target_version {gpu.gfx.major * 10000 + gpu.gfx.minor * 100 + gpu.gfx.step} "
+                       f"({target})", f"/sys/class/kfd/kfd/topology/nodes/{gpu.kfd_node}/properties")
+              if gpu.kfd_node is not None else Evidence(f"{gpu.pci} is {target}")]
+        outcomes.append(Failed(evidence=ev, subject=gpu.pci, details=details, fix_steps=steps))
+    if outcomes:
+        return outcomes
+    if has_global or node_set:
+        return Passed("an override is already set (see hsa-override-mismatch)")
+    return Passed("every GPU's gfx target is supported, or has no known same-family override")
+
+
+# -- visible-devices-hides-gpus ---------------------------------------------------------------------------------
+
+
+_UUID_RE = re.compile(r"^GPU-[0-9A-Fa-f]+$")
+
+
+def judge_visible(value: str, count: int | None) -> tuple[str | None, int | None]:
+    """(problem, GPUs left visible) for one *_VISIBLE_DEVICES value; problem None when harmless.
+
+    ``count`` is how many GPUs the variable chooses from (None when unknown). The runtimes stop at
+    the first index they cannot use, so everything from there on is dropped.
+    """
+    text = value.strip()
+    if text == "":
+        return "it is set but empty, which hides every GPU", 0
+    tokens = [t.strip() for t in text.split(",")]
+    if tokens == ["-1"]:
+        return "-1 hides every GPU (the documented way to force the CPU)", 0
+    kept = 0
+    for position, token in enumerate(tokens):
+        if _UUID_RE.match(token):
+            kept += 1
+            continue
+        try:
+            index = int(token)
+        except ValueError:
+            return (f"'{token}' is not a device index or GPU UUID; it and everything after it are ignored"
+                    + (", which hides every GPU" if position == 0 else ""), kept)
+        if index < 0:
+            return f"{index} is negative; it and everything after it are ignored", kept
+        if count is not None and index >= count:
+            return (f"index {index} is out of range: only {count} GPU(s) are available to it (0..{count - 1})"
+                    + (", so no GPU is left" if kept == 0 else ""), kept)
+        kept += 1
+    return None, kept
+
+
+@check("visible-devices-hides-gpus", AREA)
+def visible_devices_hides_gpus(ctx):
+    facts: HostFacts = ctx.facts
+    settings = [s for s in facts.env_settings if s.name in VISIBLE_VARS]
+    if not settings:
+        return Passed("no *_VISIBLE_DEVICES or GPU_DEVICE_ORDINAL set anywhere rocmdesk looked")
+    total = None if (ctx.is_wsl or facts.kfd_nodes is None) else len(facts.kfd_gpu_nodes)
+    by_scope: dict[str, list[EnvSetting]] = {}
+    for s in settings:
+        by_scope.setdefault(s.scope, []).append(s)
+    outcomes: list = []
+    for group in by_scope.values():
+        rocr = [s for s in group if s.name == "ROCR_VISIBLE_DEVICES"]
+        after_rocr = total
+        for s in rocr:
+            problem, kept = judge_visible(s.value, total)
+            if problem:
+                outcomes.append(_hidden(s, problem, total))
+            after_rocr = kept if total is not None else None
+        for s in group:
+            if s.name == "ROCR_VISIBLE_DEVICES":
+                continue
+            # HIP_/CUDA_VISIBLE_DEVICES index the GPUs left after ROCR filtering [S44]
+            problem, _kept = judge_visible(s.value, after_rocr)
+            if problem:
+                if rocr and after_rocr is not None and after_rocr != total:
+                    problem += f" (ROCR_VISIBLE_DEVICES in the same place already narrowed them to {after_rocr})"
+                outcomes.append(_hidden(s, problem, after_rocr))
+    if outcomes:
+        return outcomes
+    return Passed("the visible-devices variables leave GPUs visible"
+                  + ("" if total is not None else " (GPU count unknown: only -1 and empty values were judged)"))
+
+
+def _hidden(s: EnvSetting, problem: str, count: int | None) -> Failed:
+    gpus = f" This machine has {count} GPU(s) in the KFD topology." if count is not None else ""
+    return Failed(evidence=[setting_evidence(s)], subject=f"{s.name} ({s.scope})",
+                  details=f"{s.name}={s.value!r}: {problem}.{gpus} PyTorch then reports "
+                          "torch.cuda.is_available() == False.",
+                  fix_steps=change_steps(s, None))
+
+
+# -- wsl-environment --------------------------------------------------------------------------------------------
+
+
+@check("wsl-environment", AREA)
+def wsl_environment(ctx):
+    facts: HostFacts = ctx.facts
+    ev = facts.wsl_evidence
+    if not ev:
+        return Passed("not running under WSL")
+    return Failed(evidence=[Evidence(e.text, e.path, e.line) for e in ev])

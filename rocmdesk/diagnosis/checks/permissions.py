@@ -1,0 +1,172 @@
+"""Permission checks: can this user open /dev/kfd and the render nodes (rocm-facts.md 4a [S6][S8][S24])?
+
+"Configured" membership comes from /etc/group plus the primary gid in /etc/passwd; the session's
+groups come from the ``Groups:`` line of /proc/self/status (a support snapshot carries its own).
+A group added with usermod only reaches new login sessions, hence two checks with two fixes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.facts import DeviceNode, HostFacts
+from rocmdesk.diagnosis.model import Evidence, Fix
+
+log = logging.getLogger(__name__)
+
+AREA = "Permissions"
+RW = 0o6
+ROCM_GROUPS = ("render", "video")  # the groups ROCm's docs add users to [S8]
+
+
+@dataclass(frozen=True, slots=True)
+class _Denied:
+    node: DeviceNode
+    group: str | None
+    group_rw: bool  # the group bits give read+write (so joining the group would help)
+
+
+@dataclass(slots=True)
+class _Access:
+    """Devices this user cannot open read-write, split by why."""
+
+    not_configured: list[_Denied]
+    not_in_session: list[_Denied]
+    user_name: str
+    session_known: bool
+
+
+def _can_open_without_group(node: DeviceNode, uid: int) -> bool:
+    if uid == 0:
+        return True
+    if node.uid == uid and (node.mode >> 6) & RW == RW:
+        return True
+    if node.mode & RW == RW:
+        return True
+    return uid in node.acl_users
+
+
+def _analyse(ctx) -> _Access | Skipped | Passed:
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts: HostFacts = ctx.facts
+    status = facts.self_status
+    if status is None:
+        _text, why = facts.read_reason("/proc/self/status")
+        return Skipped(f"the user is unknown: {why or '/proc/self/status has no Uid line'}")
+    if status.uid == 0:
+        return Passed("running as root")
+    if not facts.root.is_dir("/dev"):
+        return Skipped("this root has no /dev folder")
+    nodes = facts.device_nodes()
+    if not nodes:
+        return Skipped("no /dev/kfd or /dev/dri/renderD* to check")
+    if facts.groups is None:
+        _text, why = facts.read_reason("/etc/group")
+        return Skipped(f"groups unknown: {why}")
+    session = set(status.groups or ()) | ({status.gid} if status.gid is not None else set())
+    user = facts.user
+    configured = facts.configured_gids(user) if user is not None else None
+    access = _Access([], [], user.name if user else f"uid {status.uid}", status.groups is not None)
+    unknown_user = False
+    for node in nodes:
+        if _can_open_without_group(node, status.uid):
+            continue
+        group_rw = (node.mode >> 3) & RW == RW
+        denied = _Denied(node, facts.group_name(node.gid), group_rw)
+        if group_rw and status.groups is not None and node.gid in session:
+            continue
+        if configured is None:
+            unknown_user = True
+        elif node.gid in configured and group_rw:
+            access.not_in_session.append(denied)
+        else:
+            access.not_configured.append(denied)
+    if unknown_user and not access.not_configured and not access.not_in_session:
+        return Skipped(f"uid {status.uid} is not in /etc/passwd (a directory-service account?)")
+    return access
+
+
+def _node_evidence(facts: HostFacts, denied: _Denied) -> list[Evidence]:
+    ev = [Evidence(denied.node.describe(denied.group), denied.node.path)]
+    if denied.group:
+        entry = facts.group_by_name(denied.group)
+        if entry is not None:
+            ev.append(Evidence(f"{entry.name}:x:{entry.gid}:{','.join(entry.members)}", "/etc/group", entry.line))
+    return ev
+
+
+def _status_line(facts: HostFacts, key: str) -> Evidence | None:
+    text = facts.read("/proc/self/status") or ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(key + ":"):
+            return Evidence(line.strip(), "/proc/self/status", number)
+    return None
+
+
+@check("user-not-in-render-group", AREA)
+def user_not_in_render_group(ctx):
+    access = _analyse(ctx)
+    if not isinstance(access, _Access):
+        return access
+    facts: HostFacts = ctx.facts
+    if not access.not_configured:
+        return Passed(f"{access.user_name} is configured in the groups of /dev/kfd and the render nodes")
+    ev: list[Evidence] = []
+    for denied in access.not_configured:
+        ev.extend(e for e in _node_evidence(facts, denied) if e not in ev)
+    uid_line = _status_line(facts, "Uid")
+    if uid_line:
+        ev.append(uid_line)
+    no_group_rw = [d for d in access.not_configured if not d.group_rw]
+    if no_group_rw:
+        paths = ", ".join(d.node.path for d in no_group_rw)
+        return Failed(
+            evidence=ev, subject=access.user_name,
+            details=(f"The group of {paths} has no read/write permission, so joining a group does not help: "
+                     "a udev rule has to change the mode or group."),
+            fix=Fix("udev-rule-amdgpu", True, (
+                'Create /etc/udev/rules.d/70-amdgpu.rules with `KERNEL=="kfd", GROUP="render", MODE="0660"` '
+                'and `SUBSYSTEM=="drm", KERNEL=="renderD*", GROUP="render", MODE="0660"`.',
+                "Run `sudo udevadm control --reload-rules && sudo udevadm trigger`.",
+                "Add yourself to the render group if needed, then log out and back in.")))
+    wanted = [g for g in ROCM_GROUPS if facts.group_by_name(g) is not None]
+    missing = sorted({d.group or str(d.node.gid) for d in access.not_configured})
+    if wanted and set(missing) <= set(wanted):
+        groups = ",".join(wanted)
+        fix = Fix("add-user-to-groups", True, (
+            f"Add {access.user_name} to the {' and '.join(wanted)} groups: `sudo usermod -a -G {groups} "
+            f"{access.user_name}`.",
+            "Log out and log back in (or reboot): group changes only reach new login sessions."),
+            ("add-user-to-groups", groups))
+    else:
+        fix = Fix("add-user-to-groups-manual", True, (
+            f"Add {access.user_name} to the group(s) {', '.join(missing)}: `sudo usermod -a -G "
+            f"{','.join(missing)} {access.user_name}`.",
+            "Log out and log back in (or reboot)."))
+    return Failed(evidence=ev, subject=access.user_name, fix=fix,
+                  details=f"Missing group(s): {', '.join(missing)}.")
+
+
+@check("group-not-active-in-session", AREA)
+def group_not_active_in_session(ctx):
+    access = _analyse(ctx)
+    if not isinstance(access, _Access):
+        return access
+    if not access.session_known:
+        return Skipped("/proc/self/status has no Groups: line")
+    facts: HostFacts = ctx.facts
+    if not access.not_in_session:
+        return Passed("every configured device group is active in this session")
+    ev: list[Evidence] = []
+    for denied in access.not_in_session:
+        ev.extend(e for e in _node_evidence(facts, denied) if e not in ev)
+    groups_line = _status_line(facts, "Groups")
+    if groups_line:
+        ev.append(groups_line)
+    names = sorted({d.group or str(d.node.gid) for d in access.not_in_session})
+    return Failed(evidence=ev, subject=access.user_name,
+                  details=f"{access.user_name} is a member of {', '.join(names)} in /etc/group, "
+                          "but this login session started before that and does not have it.")

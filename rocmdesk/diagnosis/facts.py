@@ -1,0 +1,957 @@
+"""Machine facts the driver, permissions, environment and display checks share, read once per run.
+
+Pure parsers (``parse_*``) are separated from the reads so they can be tested on strings; the
+:class:`HostFacts` object reads through the host root and caches each fact, so the live machine,
+a test tree and a support snapshot all give the same answers. Facts that cannot be read are None
+(or empty) and the checks turn that into a "skipped: <reason>".
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import shlex
+import stat
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rocmdesk.diagnosis.gfx import GfxVersion
+from rocmdesk.host import CommandRunner, HostReadError, HostRoot, ReadFailure, RecordedRunner
+
+log = logging.getLogger(__name__)
+
+AMD_VENDOR = 0x1002
+NVIDIA_VENDOR = 0x10DE
+
+# Precedence order of kmod's configuration folders: a file name found in an earlier folder hides
+# the same name in later ones (modprobe.d(5)).
+MODPROBE_DIRS: tuple[str, ...] = (
+    "/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d", "/usr/lib/modprobe.d",
+    "/lib/modprobe.d",
+)
+SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+KERNEL_LOG_FILES: tuple[str, ...] = ("/var/log/kern.log", "/var/log/dmesg")
+KERNEL_LOG_MAX_BYTES = 32 << 20
+ENV_VAR_NAMES_RE = re.compile(
+    r"^(HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|ROCR_VISIBLE_DEVICES|HIP_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES"
+    r"|GPU_DEVICE_ORDINAL)$"
+)
+SHELL_FILES: tuple[str, ...] = (".profile", ".bash_profile", ".bashrc", ".zshrc", ".zprofile")
+PROCESS_SCAN_LIMIT = 4096
+PROCESS_SCAN_BUDGET_S = 0.3
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PciDevice:
+    address: str  # "0000:03:00.0"
+    vendor: int | None
+    device: int | None
+    pci_class: int | None  # 0x030000
+    driver: str | None  # bound kernel driver, None when unbound
+    path: str  # host path of the device folder
+
+    @property
+    def is_display(self) -> bool:
+        return self.pci_class is not None and (self.pci_class >> 16) == 0x03
+
+    @property
+    def is_amd_gpu(self) -> bool:
+        return self.vendor == AMD_VENDOR and self.is_display
+
+    @property
+    def is_nvidia_gpu(self) -> bool:
+        return self.vendor == NVIDIA_VENDOR and self.is_display
+
+    @property
+    def ids(self) -> str:
+        return f"{self.vendor or 0:04x}:{self.device or 0:04x}"
+
+
+@dataclass(frozen=True, slots=True)
+class KfdNode:
+    node_id: int
+    gfx: GfxVersion | None  # None for a CPU node
+    vendor_id: int | None
+    domain: int | None
+    location_id: int | None
+    render_minor: int | None
+    path: str
+
+    @property
+    def pci_address(self) -> str | None:
+        if self.location_id is None:
+            return None
+        loc = self.location_id
+        return f"{self.domain or 0:04x}:{loc >> 8:02x}:{(loc >> 3) & 0x1F:02x}.{loc & 0x7:x}"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFact:
+    """An AMD GPU as the checks see it: its PCI device joined with its KFD node (if any)."""
+
+    pci: str
+    device_id: int | None
+    driver: str | None
+    gfx: GfxVersion | None
+    kfd_node: int | None
+
+    @property
+    def label(self) -> str:
+        target = f" {self.gfx.target}" if self.gfx else ""
+        return f"GPU {self.pci}{target}"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEntry:
+    name: str
+    gid: int
+    members: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class PasswdEntry:
+    name: str
+    uid: int
+    gid: int
+    home: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProcStatus:
+    uid: int
+    gid: int | None
+    groups: tuple[int, ...] | None  # None when the line is missing
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourcedLine:
+    """One line of a file (or command output) with where it came from."""
+
+    path: str
+    line: int | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class EnvSetting:
+    """An environment variable as set by one source (a process, a file, a systemd unit)."""
+
+    name: str
+    value: str
+    path: str  # host path of the file that sets it ("/proc/1234/environ", "/etc/environment")
+    line: int | None
+    scope: str  # "this session", "process 1234 (python3)", "/etc/environment", "ollama.service"
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass(slots=True)
+class KernelLog:
+    source: str  # host path, or "dmesg" for command output
+    lines: list[tuple[int | None, str]] = field(default_factory=list)  # (line in the source, text)
+
+    def grep(self, pattern: re.Pattern[str]) -> list[tuple[SourcedLine, re.Match[str]]]:
+        out = []
+        for number, text in self.lines:
+            m = pattern.search(text)
+            if m:
+                out.append((SourcedLine(self.source, number, text.strip()), m))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceNode:
+    path: str  # host path, "/dev/kfd"
+    mode: int
+    uid: int
+    gid: int
+    acl_users: frozenset[int] = frozenset()  # uids an access ACL grants read+write
+
+    def describe(self, group_name: str | None) -> str:
+        perms = stat.filemode(self.mode)
+        return f"{perms} owner uid {self.uid}, group {group_name or self.gid} (gid {self.gid})"
+
+
+# -- pure parsers ---------------------------------------------------------------------------------
+
+
+def parse_int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text.strip(), 0)
+    except ValueError:
+        return None
+
+
+def parse_key_values(text: str) -> dict[str, str]:
+    """KFD ``properties`` style: ``key value`` per line."""
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.strip().partition(" ")
+        if key:
+            out[key] = value.strip()
+    return out
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        try:
+            parts = shlex.split(value)
+            value = parts[0] if parts else ""
+        except ValueError:
+            value = value.strip("\"'")
+        out[key.strip()] = value
+    return out
+
+
+def distro_family(os_release: dict[str, str]) -> str | None:
+    """"debian", "fedora", "arch", "suse" or None: decides which tools the fix steps name."""
+    ids = [os_release.get("ID", ""), *os_release.get("ID_LIKE", "").split()]
+    for ident in ids:
+        ident = ident.lower()
+        if ident in ("debian", "ubuntu", "linuxmint", "pop"):
+            return "debian"
+        if ident in ("fedora", "rhel", "centos", "rocky", "almalinux"):
+            return "fedora"
+        if ident in ("arch", "manjaro", "endeavouros", "cachyos"):
+            return "arch"
+        if ident.startswith(("suse", "opensuse", "sles")):
+            return "suse"
+    return None
+
+
+def parse_group(text: str) -> list[GroupEntry]:
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.strip().split(":")
+        if len(parts) < 4 or line.lstrip().startswith("#"):
+            continue
+        try:
+            gid = int(parts[2])
+        except ValueError:
+            continue
+        members = tuple(m.strip() for m in parts[3].split(",") if m.strip())
+        out.append(GroupEntry(parts[0], gid, members, number))
+    return out
+
+
+def parse_passwd(text: str) -> list[PasswdEntry]:
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.strip().split(":")
+        if len(parts) < 7 or line.lstrip().startswith("#"):
+            continue
+        try:
+            out.append(PasswdEntry(parts[0], int(parts[2]), int(parts[3]), parts[5], number))
+        except ValueError:
+            continue
+    return out
+
+
+def parse_proc_status(text: str) -> ProcStatus | None:
+    """``Uid:``/``Gid:``/``Groups:`` of /proc/<pid>/status; None without a Uid line."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    try:
+        uid = int(fields["Uid"].split()[0])
+    except (KeyError, IndexError, ValueError):
+        return None
+    gid = None
+    if "Gid" in fields and fields["Gid"].split():
+        try:
+            gid = int(fields["Gid"].split()[0])
+        except ValueError:
+            gid = None
+    groups = None
+    if "Groups" in fields:
+        try:
+            groups = tuple(int(g) for g in fields["Groups"].split())
+        except ValueError:
+            groups = None
+    return ProcStatus(uid, gid, groups, fields.get("Name"))
+
+
+def parse_environ(data: bytes) -> list[tuple[str, str]]:
+    out = []
+    for item in data.split(b"\0"):
+        if b"=" not in item:
+            continue
+        name, value = item.split(b"=", 1)
+        out.append((name.decode("utf-8", "replace"), value.decode("utf-8", "replace")))
+    return out
+
+
+_ASSIGN_RE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_EXPORT_RE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+)([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+
+
+def _unquote_shell_value(raw: str) -> str:
+    try:
+        parts = shlex.split(raw, comments=True)
+    except ValueError:
+        return raw.strip().strip("\"'")
+    return " ".join(parts) if parts else ""
+
+
+def parse_env_assignments(text: str, export_only: bool) -> list[tuple[int, str, str]]:
+    """(line, name, value) of ``NAME=value`` lines (``/etc/environment``) or, with
+    ``export_only``, of ``export NAME=value`` lines (shell start-up files)."""
+    pattern = _EXPORT_RE if export_only else _ASSIGN_RE
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        m = pattern.match(line)
+        if m:
+            out.append((number, m.group(1), _unquote_shell_value(m.group(2))))
+    return out
+
+
+def parse_systemd_environment(text: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, str]]]:
+    """``Environment=`` assignments and ``EnvironmentFile=`` paths of a unit file or drop-in."""
+    assignments: list[tuple[int, str, str]] = []
+    files: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith(("#", ";")) or "=" not in stripped:
+            continue
+        key, value = stripped.split("=", 1)
+        key = key.strip()
+        if key == "Environment":
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                words = value.split()
+            for word in words:
+                if "=" in word:
+                    name, val = word.split("=", 1)
+                    assignments.append((number, name, val))
+        elif key == "EnvironmentFile" and value.strip():
+            files.append((number, value.strip()))
+    return assignments, files
+
+
+def join_continuations(text: str) -> list[tuple[int, str]]:
+    """Lines of a modprobe.d file with ``\\`` continuations joined, comments dropped."""
+    out: list[tuple[int, str]] = []
+    pending = ""
+    start = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not pending:
+            start = number
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        full = (pending + line).strip()
+        pending = ""
+        if full and not full.startswith("#"):
+            out.append((start, full))
+    if pending.strip() and not pending.strip().startswith("#"):
+        out.append((start, pending.strip()))
+    return out
+
+
+def cmdline_values(args: Iterable[str], key: str) -> list[str]:
+    """Every value of ``key=value`` on the kernel command line, in order."""
+    prefix = key + "="
+    return [arg[len(prefix):].strip('"') for arg in args if arg.startswith(prefix)]
+
+
+def module_param(args: Iterable[str], module: str, param: str) -> str | None:
+    """The last ``module.param=`` value on the command line (the kernel applies them in order);
+    dashes and underscores are the same in parameter names."""
+    wanted = f"{module}.{param}".replace("-", "_")
+    value = None
+    for arg in args:
+        key, sep, val = arg.partition("=")
+        if sep and key.replace("-", "_") == wanted:
+            value = val.strip('"')
+    return value
+
+
+def parse_posix_acl_users(data: bytes, want: int = 0o6) -> frozenset[int]:
+    """uids an access ACL xattr (``system.posix_acl_access``) grants ``want`` permissions to."""
+    if len(data) < 4 or int.from_bytes(data[:4], "little") != 2:
+        return frozenset()
+    users = set()
+    mask = 0o7
+    entries = []
+    for offset in range(4, len(data) - 7, 8):
+        tag = int.from_bytes(data[offset:offset + 2], "little")
+        perm = int.from_bytes(data[offset + 2:offset + 4], "little")
+        ident = int.from_bytes(data[offset + 4:offset + 8], "little")
+        entries.append((tag, perm, ident))
+        if tag == 0x10:  # ACL_MASK
+            mask = perm
+    for tag, perm, ident in entries:
+        if tag == 0x02 and (perm & mask & want) == want:  # ACL_USER
+            users.add(ident)
+    return frozenset(users)
+
+
+# -- the facts of one root -------------------------------------------------------------------------
+
+
+class HostFacts:
+    """Facts of one host root, each read on first use and cached for the rest of the run."""
+
+    def __init__(self, root: HostRoot, runner: CommandRunner | None = None,
+                 cmdline_args: list[str] | None = None, kernel_release: str | None = None) -> None:
+        self.root = root
+        self.runner = runner
+        self._cmdline_args = cmdline_args
+        self._kernel_release = kernel_release
+
+    # -- small helpers ---------------------------------------------------------------------------
+    def read(self, path: str) -> str | None:
+        try:
+            return self.root.read_text(path)
+        except HostReadError:
+            return None
+
+    def read_reason(self, path: str) -> tuple[str | None, str | None]:
+        """(text, None) or (None, "why it could not be read")."""
+        try:
+            return self.root.read_text(path), None
+        except HostReadError as exc:
+            return None, f"{path}: {exc.failure.value}"
+
+    @functools.cached_property
+    def cmdline_args(self) -> list[str]:
+        if self._cmdline_args is not None:
+            return self._cmdline_args
+        text = self.read("/proc/cmdline")
+        return text.split() if text else []
+
+    @functools.cached_property
+    def kernel_release(self) -> str | None:
+        if self._kernel_release is not None:
+            return self._kernel_release
+        text = self.read("/proc/sys/kernel/osrelease")
+        return text.strip() if text else None
+
+    # -- distribution ----------------------------------------------------------------------------
+    @functools.cached_property
+    def os_release(self) -> dict[str, str]:
+        for path in ("/etc/os-release", "/usr/lib/os-release"):
+            text = self.read(path)
+            if text:
+                return parse_os_release(text)
+        return {}
+
+    @functools.cached_property
+    def distro_family(self) -> str | None:
+        return distro_family(self.os_release)
+
+    @functools.cached_property
+    def in_container(self) -> bool:
+        return self.root.exists("/.dockerenv") or self.root.exists("/run/.containerenv")
+
+    # -- WSL ----------------------------------------------------------------------------------------
+    @functools.cached_property
+    def wsl_evidence(self) -> list[SourcedLine]:
+        """Why this looks like WSL (facts 4c [S40]); empty when it does not."""
+        out = []
+        for path in ("/proc/version", "/proc/sys/kernel/osrelease"):
+            text = self.read(path)
+            if text and "microsoft" in text.lower():
+                out.append(SourcedLine(path, 1, text.strip().splitlines()[0][:200]))
+        if self.root.exists("/dev/dxg"):
+            out.append(SourcedLine("/dev/dxg", None, "/dev/dxg exists (the WSL GPU paravirtualisation device)"))
+        return out
+
+    @property
+    def is_wsl(self) -> bool:
+        return bool(self.wsl_evidence)
+
+    # -- PCI and KFD ----------------------------------------------------------------------------------
+    @functools.cached_property
+    def pci_devices(self) -> list[PciDevice] | None:
+        """Every PCI device; None when the root has no readable sys/bus/pci/devices."""
+        base = "/sys/bus/pci/devices"
+        if not self.root.is_dir(base):
+            return None
+        out = []
+        for name in self.root.listdir(base):
+            path = f"{base}/{name}"
+            uevent = {}
+            text = self.read(f"{path}/uevent")
+            if text:
+                uevent = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+            vendor = parse_int(self.read(f"{path}/vendor"))
+            device = parse_int(self.read(f"{path}/device"))
+            if (vendor is None or device is None) and "PCI_ID" in uevent:
+                ven, _, dev = uevent["PCI_ID"].partition(":")
+                vendor = vendor if vendor is not None else parse_int("0x" + ven)
+                device = device if device is not None else parse_int("0x" + dev)
+            pci_class = parse_int(self.read(f"{path}/class"))
+            if pci_class is None and "PCI_CLASS" in uevent:
+                pci_class = parse_int("0x" + uevent["PCI_CLASS"])
+            out.append(PciDevice(name, vendor, device, pci_class, self._bound_driver(path, uevent), path))
+        return out
+
+    def _bound_driver(self, device_path: str, uevent: dict[str, str]) -> str | None:
+        target = self.root.readlink(f"{device_path}/driver")
+        if target is None:
+            try:
+                target = os.readlink(os.path.join(self.root.real_path(device_path), "driver"))
+            except (OSError, HostReadError):
+                target = None
+        if target:
+            return os.path.basename(target.rstrip("/")) or None
+        if self.root.exists(f"{device_path}/driver"):
+            return None
+        return uevent.get("DRIVER") or None
+
+    @functools.cached_property
+    def amd_display_devices(self) -> list[PciDevice]:
+        return [d for d in self.pci_devices or [] if d.is_amd_gpu]
+
+    @functools.cached_property
+    def has_nvidia_gpu(self) -> bool:
+        return any(d.is_nvidia_gpu for d in self.pci_devices or [])
+
+    @functools.cached_property
+    def kfd_nodes(self) -> list[KfdNode] | None:
+        """KFD topology nodes (CPU and GPU); None when there is no topology folder."""
+        base = "/sys/class/kfd/kfd/topology/nodes"
+        if not self.root.is_dir(base):
+            return None
+        out = []
+        for name in self.root.listdir(base):
+            if not name.isdigit():
+                continue
+            text = self.read(f"{base}/{name}/properties")
+            if text is None:
+                continue
+            props = parse_key_values(text)
+            packed = parse_int(props.get("gfx_target_version"))
+            out.append(KfdNode(
+                node_id=int(name),
+                gfx=GfxVersion.from_packed(packed) if packed else None,
+                vendor_id=parse_int(props.get("vendor_id")),
+                domain=parse_int(props.get("domain")),
+                location_id=parse_int(props.get("location_id")),
+                render_minor=parse_int(props.get("drm_render_minor")),
+                path=f"{base}/{name}/properties",
+            ))
+        return sorted(out, key=lambda n: n.node_id)
+
+    @functools.cached_property
+    def kfd_gpu_nodes(self) -> list[KfdNode]:
+        return [n for n in self.kfd_nodes or [] if n.gfx is not None]
+
+    @functools.cached_property
+    def amd_gpus(self) -> list[GpuFact]:
+        """AMD GPUs: PCI display devices joined with KFD nodes; KFD-only GPUs when the root has
+        no PCI folder (some snapshots)."""
+        nodes_by_pci = {n.pci_address: n for n in self.kfd_gpu_nodes if n.pci_address}
+        out = []
+        seen = set()
+        for dev in self.amd_display_devices:
+            node = nodes_by_pci.get(dev.address)
+            out.append(GpuFact(dev.address, dev.device, dev.driver, node.gfx if node else None,
+                               node.node_id if node else None))
+            seen.add(dev.address)
+        for node in self.kfd_gpu_nodes:
+            if node.pci_address not in seen and (node.vendor_id in (None, AMD_VENDOR)):
+                out.append(GpuFact(node.pci_address or f"KFD node {node.node_id}", None, "amdgpu", node.gfx,
+                                   node.node_id))
+        return out
+
+    # -- amdgpu module ---------------------------------------------------------------------------------
+    @functools.cached_property
+    def proc_modules(self) -> set[str] | None:
+        text = self.read("/proc/modules")
+        if text is None:
+            return None
+        return {line.split()[0] for line in text.splitlines() if line.strip()}
+
+    @functools.cached_property
+    def amdgpu_initstate(self) -> str | None:
+        text = self.read("/sys/module/amdgpu/initstate")
+        return text.strip() if text is not None else None
+
+    @functools.cached_property
+    def amdgpu_loaded(self) -> bool | None:
+        """True when loaded or built in (facts 1a [S14]); None when nothing says either way."""
+        if self.proc_modules is not None and "amdgpu" in self.proc_modules:
+            return True
+        if self.amdgpu_initstate == "live":
+            return True
+        if self.amdgpu_initstate is None and self.root.is_dir("/sys/module/amdgpu/parameters"):
+            return True  # built in: no initstate, but parameters exist
+        if self.proc_modules is not None or self.root.is_dir("/sys/module"):
+            return False
+        return None
+
+    def amdgpu_loaded_evidence(self) -> list[SourcedLine]:
+        out = []
+        if self.proc_modules is not None:
+            state = "lists" if "amdgpu" in self.proc_modules else "does not list"
+            out.append(SourcedLine("/proc/modules", None, f"/proc/modules {state} amdgpu"))
+        if self.amdgpu_initstate is not None:
+            out.append(SourcedLine("/sys/module/amdgpu/initstate", 1, self.amdgpu_initstate))
+        elif not self.root.exists("/sys/module/amdgpu"):
+            out.append(SourcedLine("/sys/module/amdgpu", None, "/sys/module/amdgpu does not exist"))
+        return out
+
+    @functools.cached_property
+    def ppfeaturemask(self) -> int | None:
+        return parse_int(self.read("/sys/module/amdgpu/parameters/ppfeaturemask"))
+
+    # -- module configuration ---------------------------------------------------------------------------
+    @functools.cached_property
+    def modprobe_lines(self) -> list[SourcedLine]:
+        """Logical lines of the modprobe.d ``*.conf`` files kmod would read, in its order."""
+        chosen: dict[str, str] = {}
+        seen_real: set[str] = set()
+        for folder in MODPROBE_DIRS:
+            try:
+                real_folder = self.root.real_path(folder)
+            except HostReadError:
+                continue
+            if real_folder in seen_real:  # /lib -> /usr/lib on merged-/usr systems
+                continue
+            seen_real.add(real_folder)
+            for name in self.root.listdir(folder):
+                if name.endswith(".conf") and name not in chosen:
+                    chosen[name] = f"{folder}/{name}"
+        out = []
+        for name in sorted(chosen):
+            text = self.read(chosen[name])
+            if not text:
+                continue
+            out.extend(SourcedLine(chosen[name], number, line) for number, line in join_continuations(text))
+        return out
+
+    # -- kernel log -------------------------------------------------------------------------------------
+    @functools.cached_property
+    def kernel_log(self) -> KernelLog | None:
+        """The current boot's kernel messages from a log file or (recorded) ``dmesg`` output."""
+        for path in KERNEL_LOG_FILES:
+            text, exact = self._read_big(path)
+            if text is not None:
+                return KernelLog(path, _current_boot(text, exact))
+        runner = self.runner
+        if runner is None:
+            return None
+        program = runner.which("dmesg")
+        if program is None:
+            return None
+        if not self.root.is_live and not isinstance(runner, RecordedRunner):
+            return None  # never mix the live machine's dmesg into another root
+        result = runner.run([program], timeout=5)
+        if not result.ok or not result.stdout.strip():
+            return None
+        return KernelLog("dmesg", _current_boot(result.stdout))
+
+    def _read_big(self, path: str) -> tuple[str | None, bool]:
+        """(text, line numbers exact); a log over the limit is read from its tail."""
+        try:
+            real = self.root.real_path(path)
+            with open(real, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(0, size - KERNEL_LOG_MAX_BYTES))
+                data = fh.read()
+        except (OSError, HostReadError):
+            return None, False
+        exact = size <= KERNEL_LOG_MAX_BYTES
+        text = data.decode("utf-8", "replace")
+        if not exact:
+            text = text.split("\n", 1)[-1]  # drop the cut first line
+        return text, exact
+
+    # -- Secure Boot, DKMS, packages ---------------------------------------------------------------
+    @functools.cached_property
+    def secure_boot(self) -> tuple[bool | None, str]:
+        """(enabled, evidence text). The efivar holds 4 attribute bytes, then one data byte."""
+        try:
+            data = self.root.read_bytes(SECURE_BOOT_VAR, max_bytes=64)
+        except HostReadError as exc:
+            if exc.failure is ReadFailure.MISSING:
+                if self.root.is_dir("/sys/firmware/efi"):
+                    return False, "EFI firmware without a SecureBoot variable"
+                if self.root.is_dir("/sys/firmware"):
+                    return False, "legacy BIOS boot (no /sys/firmware/efi)"
+                return None, "the root has no /sys/firmware"
+            return None, f"{SECURE_BOOT_VAR}: {exc.failure.value}"
+        if len(data) < 5:
+            return None, f"{SECURE_BOOT_VAR}: {len(data)} bytes, expected 5"
+        enabled = data[4] == 1
+        return enabled, f"SecureBoot variable data byte = {data[4]} ({'enabled' if enabled else 'disabled'})"
+
+    def dkms_amdgpu_modules(self) -> list[str]:
+        """Host paths of DKMS amdgpu modules for the running kernel (facts 1d [S16])."""
+        kver = self.kernel_release
+        if not kver:
+            return []
+        out = []
+        seen = set()
+        for base in ("/usr/lib/modules", "/lib/modules"):
+            folder = f"{base}/{kver}/updates/dkms"
+            for name in self.root.listdir(folder):
+                if re.fullmatch(r"amdgpu\.ko(\.(xz|zst|gz))?", name):
+                    try:
+                        real = self.root.real_path(f"{folder}/{name}")
+                    except HostReadError:
+                        continue
+                    if real not in seen:
+                        seen.add(real)
+                        out.append(f"{folder}/{name}")
+        return out
+
+    @functools.cached_property
+    def dpkg_status(self) -> dict[str, tuple[str, int]] | None:
+        """Installed Debian packages: name -> (version, line of its ``Package:`` field)."""
+        text = self.read("/var/lib/dpkg/status")
+        if text is None:
+            return None
+        out: dict[str, tuple[str, int]] = {}
+        name, version, status, start = None, "", "", 0
+        for number, line in enumerate([*text.splitlines(), ""], start=1):
+            if not line.strip():
+                if name and status.split()[-1:] == ["installed"]:
+                    out[name] = (version, start)
+                name, version, status = None, "", ""
+                continue
+            if line.startswith("Package:"):
+                name, start = line.split(":", 1)[1].strip(), number
+            elif line.startswith("Version:"):
+                version = line.split(":", 1)[1].strip()
+            elif line.startswith("Status:"):
+                status = line.split(":", 1)[1].strip()
+        return out
+
+    def other_package_list(self) -> tuple[str, list[str]] | None:
+        """Installed package names from rpm or pacman through the runner (live or recorded)."""
+        runner = self.runner
+        if runner is None:
+            return None
+        for tool, argv_tail in (("rpm", ["-qa", "--qf", "%{NAME}\n"]), ("pacman", ["-Qq"])):
+            program = runner.which(tool)
+            if program is None:
+                continue
+            if not self.root.is_live and not isinstance(runner, RecordedRunner):
+                return None
+            result = runner.run([program, *argv_tail], timeout=20)
+            if result.ok:
+                return " ".join([program, *argv_tail]), [ln.strip() for ln in result.stdout.splitlines() if ln.strip()]
+        return None
+
+    @functools.cached_property
+    def rocm_version(self) -> str | None:
+        text = self.read("/opt/rocm/.info/version")
+        if text and text.strip():
+            return text.strip().splitlines()[0]
+        versions = sorted(n[5:] for n in self.root.listdir("/opt") if n.startswith("rocm-"))
+        return versions[-1] if versions else None
+
+    # -- users and groups -----------------------------------------------------------------------------
+    @functools.cached_property
+    def groups(self) -> list[GroupEntry] | None:
+        text = self.read("/etc/group")
+        return parse_group(text) if text is not None else None
+
+    @functools.cached_property
+    def passwd(self) -> list[PasswdEntry] | None:
+        text = self.read("/etc/passwd")
+        return parse_passwd(text) if text is not None else None
+
+    @functools.cached_property
+    def self_status(self) -> ProcStatus | None:
+        text = self.read("/proc/self/status")
+        return parse_proc_status(text) if text else None
+
+    @functools.cached_property
+    def user(self) -> PasswdEntry | None:
+        status = self.self_status
+        if status is None or self.passwd is None:
+            return None
+        return next((p for p in self.passwd if p.uid == status.uid), None)
+
+    def group_name(self, gid: int) -> str | None:
+        return next((g.name for g in self.groups or [] if g.gid == gid), None)
+
+    def group_by_name(self, name: str) -> GroupEntry | None:
+        return next((g for g in self.groups or [] if g.name == name), None)
+
+    def configured_gids(self, user: PasswdEntry) -> set[int]:
+        """The user's groups as configured: primary gid plus every group listing the name."""
+        gids = {user.gid}
+        gids.update(g.gid for g in self.groups or [] if user.name in g.members)
+        return gids
+
+    def device_nodes(self) -> list[DeviceNode]:
+        """/dev/kfd and the render nodes that exist in the root, with owner, group and mode."""
+        paths = ["/dev/kfd"] + [f"/dev/dri/{n}" for n in self.root.listdir("/dev/dri") if n.startswith("renderD")]
+        out = []
+        for path in paths:
+            try:
+                st = self.root.stat(path)
+            except HostReadError:
+                continue
+            acl_data = self.root.getxattr(path, "system.posix_acl_access")
+            acl = parse_posix_acl_users(acl_data) if acl_data else frozenset()
+            out.append(DeviceNode(path, st.st_mode, st.st_uid, st.st_gid, acl))
+        return out
+
+    # -- environment -----------------------------------------------------------------------------------
+    @functools.cached_property
+    def env_settings(self) -> list[EnvSetting]:
+        """GPU-related environment variables from every place that sets them (facts 4b, 4g)."""
+        out: list[EnvSetting] = []
+        out.extend(self._process_env("/proc/self/environ", "this session"))
+        text = self.read("/etc/environment")
+        if text:
+            out.extend(EnvSetting(n, v, "/etc/environment", ln, "/etc/environment")
+                       for ln, n, v in parse_env_assignments(text, export_only=False) if _wanted(n))
+        for home in self._homes():
+            for name in SHELL_FILES:
+                path = f"{home}/{name}"
+                text = self.read(path)
+                if text:
+                    out.extend(EnvSetting(n, v, path, ln, path)
+                               for ln, n, v in parse_env_assignments(text, export_only=True) if _wanted(n))
+            out.extend(self._unit_env(f"{home}/.config/systemd/user"))
+        out.extend(self._unit_env("/etc/systemd/system"))
+        for pid, comm in self.gpu_processes:
+            out.extend(self._process_env(f"/proc/{pid}/environ", f"process {pid} ({comm})"))
+        return out
+
+    def _process_env(self, path: str, scope: str) -> list[EnvSetting]:
+        try:
+            data = self.root.read_bytes(path)
+        except HostReadError:
+            return []
+        return [EnvSetting(n, v, path, None, scope) for n, v in parse_environ(data) if _wanted(n)]
+
+    def _homes(self) -> list[str]:
+        user = self.user
+        if user is not None and user.home and user.home != "/":
+            return [user.home]
+        return [f"/home/{n}" for n in self.root.listdir("/home")][:16]
+
+    def _unit_env(self, folder: str) -> list[EnvSetting]:
+        out: list[EnvSetting] = []
+        files = [f"{folder}/{n}" for n in self.root.listdir(folder) if n.endswith(".service")]
+        for name in self.root.listdir(folder):
+            if name.endswith(".service.d"):
+                drop_ins = self.root.listdir(f"{folder}/{name}")
+                files.extend(f"{folder}/{name}/{c}" for c in drop_ins if c.endswith(".conf"))
+        for path in files:
+            if not self.root.is_file(path):
+                continue
+            text = self.read(path)
+            if not text:
+                continue
+            unit = path.rsplit("/", 2)[-2][:-2] if path.endswith(".conf") else path.rsplit("/", 1)[-1]
+            assignments, env_files = parse_systemd_environment(text)
+            out.extend(EnvSetting(n, v, path, ln, unit) for ln, n, v in assignments if _wanted(n))
+            for _ln, env_path in env_files:
+                env_path = env_path.lstrip("-")
+                env_text = self.read(env_path)
+                if env_text:
+                    out.extend(EnvSetting(n, v, env_path, ln2, unit)
+                               for ln2, n, v in parse_env_assignments(env_text, export_only=False) if _wanted(n))
+        return out
+
+    @functools.cached_property
+    def gpu_processes(self) -> list[tuple[int, str]]:
+        """(pid, name) of processes holding /dev/kfd or a render node open; bounded in count and
+        time. Other users' processes are unreadable and silently left out."""
+        out = []
+        start = time.monotonic()
+        self_pid = os.getpid() if self.root.is_live else None
+        pids = [n for n in self.root.listdir("/proc") if n.isdigit()][:PROCESS_SCAN_LIMIT]
+        for name in pids:
+            if time.monotonic() - start > PROCESS_SCAN_BUDGET_S:
+                log.info("GPU process scan stopped after %.2f s", PROCESS_SCAN_BUDGET_S)
+                break
+            pid = int(name)
+            if pid == self_pid:
+                continue
+            fd_dir = f"/proc/{pid}/fd"
+            for fd in self.root.listdir(fd_dir):
+                target = self.root.readlink(f"{fd_dir}/{fd}")
+                if target is None:
+                    continue
+                if target == "/dev/kfd" or target.startswith("/dev/dri/renderD"):
+                    comm = (self.read(f"/proc/{pid}/comm") or "?").strip()
+                    out.append((pid, comm))
+                    break
+        return out
+
+
+def _wanted(name: str) -> bool:
+    return bool(ENV_VAR_NAMES_RE.match(name))
+
+
+_BOOT_MARKER = re.compile(r"\bLinux version \d")
+
+
+def _current_boot(text: str, exact: bool = True) -> list[tuple[int | None, str]]:
+    """Numbered lines from the last "Linux version" banner on (the running boot); no numbers when
+    the text is only the tail of the file."""
+    lines = text.splitlines()
+    start = 0
+    for index in range(len(lines) - 1, -1, -1):
+        if _BOOT_MARKER.search(lines[index]):
+            start = index
+            break
+    return [(number if exact else None, lines[number - 1]) for number in range(start + 1, len(lines) + 1)]
+
+
+# -- fix wording that depends on the distribution (facts 1b, 1c) -------------------------------------
+
+
+def initramfs_regenerate_step(family: str | None) -> str:
+    """Regenerate the running kernel's initramfs, once (update-initramfs -u alone only rebuilds the
+    newest kernel's image [S10])."""
+    commands = {
+        "debian": "sudo update-initramfs -u -k $(uname -r)",
+        "fedora": "sudo dracut -f --kver $(uname -r)",
+        "suse": "sudo dracut -f --kver $(uname -r)",
+        "arch": "sudo mkinitcpio -P",
+    }
+    if family in commands:
+        return f"Regenerate the initramfs once: `{commands[family]}`."
+    return ("Regenerate the initramfs once: `sudo update-initramfs -u -k $(uname -r)` (Debian/Ubuntu), "
+            "`sudo dracut -f --kver $(uname -r)` (Fedora/RHEL/openSUSE) or `sudo mkinitcpio -P` (Arch).")
+
+
+def remove_kernel_arg_steps(family: str | None, arg: str) -> list[str]:
+    """How to take ``arg`` off the kernel command line for good (facts 1c)."""
+    if family == "fedora":
+        return [f"Run `sudo grubby --update-kernel=ALL --remove-args={arg}`.", "Reboot."]
+    edit = (f"Edit /etc/default/grub as root and delete `{arg}` from GRUB_CMDLINE_LINUX_DEFAULT "
+            "and GRUB_CMDLINE_LINUX.")
+    if family == "debian":
+        return [edit, "Run `sudo update-grub`.", "Reboot and check that /proc/cmdline no longer has it."]
+    if family == "arch":
+        return [edit + " With systemd-boot, edit the `options` line of the entry in /boot/loader/entries/ instead.",
+                "Run `sudo grub-mkconfig -o /boot/grub/grub.cfg` (GRUB only).", "Reboot."]
+    return [edit, "Regenerate the GRUB configuration: `sudo update-grub` (Debian/Ubuntu), "
+            "`sudo grub2-mkconfig -o /boot/grub2/grub.cfg` (Fedora/RHEL) or "
+            "`sudo grub-mkconfig -o /boot/grub/grub.cfg` (Arch).", "Reboot."]
