@@ -78,6 +78,19 @@ def parse_word(text: str) -> str:
     return body
 
 
+# Kernel docs (facts 5c) plus "perf_determinism" (MI200/MI300).
+PERFORMANCE_LEVELS = frozenset({"auto", "low", "high", "manual", "profile_standard", "profile_min_sclk",
+                                "profile_min_mclk", "profile_peak", "perf_determinism"})
+
+
+def parse_performance_level(text: str) -> str:
+    """``power_dpm_force_performance_level``: one of the levels the kernel documents."""
+    word = clean(text).strip()
+    if word not in PERFORMANCE_LEVELS:
+        raise garbage(text)
+    return word
+
+
 def parse_line(text: str) -> str:
     """A free-text one-line attribute (vbios_version); empty is garbage."""
     body = clean(text).strip()

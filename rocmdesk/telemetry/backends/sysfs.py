@@ -251,7 +251,7 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
         absent("voltage_mv", "graphics voltage sensor (vddgfx)", from_device=False)
 
     # -- power states ---------------------------------------------------------------------------
-    dev_probe("performance_level", "power_dpm_force_performance_level", parsers.parse_word,
+    dev_probe("performance_level", "power_dpm_force_performance_level", parsers.parse_performance_level,
               "performance level (power_dpm_force_performance_level)")
     dev_probe("power_profile", "pp_power_profile_mode", parsers.active_power_profile,
               "power profiles (pp_power_profile_mode)")
@@ -304,15 +304,16 @@ class SysfsBackend(Backend):
             errors.extend(f"GPU {pci} was removed" for pci in sorted(before - after))
         now = time.time()
         gpus = []
-        gone = False
+        gone = []
         for plan in self._plans:
             sample = self._sample_gpu(plan, now)
             if sample is None:
-                gone = True
+                gone.append(plan)
                 errors.append(f"GPU {plan.info.pci} was removed")
                 sample = _gone_sample(plan, now)
             gpus.append(sample)
         if gone:
+            self._plans = [p for p in self._plans if p not in gone]
             self._cards = None  # re-discover on the next sample
         return Snapshot(backend=self.name, timestamp=now, gpus=gpus, errors=errors)
 
