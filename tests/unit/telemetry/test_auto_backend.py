@@ -382,3 +382,30 @@ def test_primary_is_discovered_before_its_first_sample(tmp_path):
         assert primary.discovered == 1
     finally:
         auto.close()
+
+
+def test_real_sysfs_backend_gaps_are_filled_by_recorded_rocm_smi(tmp_path):
+    """sysfs of a tree whose power and fan files are gone; rocm-smi's recorded run still has them."""
+    pytest.importorskip("rocmdesk.telemetry.backends.sysfs")
+    from tests.support.sysfs_tree import GpuSpec, build_root
+
+    tree = build_root(tmp_path / "tree", [GpuSpec("rx7800xt", pci=A), GpuSpec("rx6600", pci=B)])
+    hwmon = next((tree / "sys" / "bus" / "pci" / "devices" / A / "hwmon").glob("hwmon*"))
+    for name in ("power1_average", "power1_input", "fan1_input"):
+        (hwmon / name).unlink(missing_ok=True)
+    runner = RecordedRunner()
+    runner.add(["/usr/bin/rocm-smi", *FULL_ARGS],
+               stdout=(DATA / "rocm-smi-5.2.3-real-rx7800xt-rx6600-full.json").read_text())
+    auto = AutoBackend(HostRoot(tree), runner)
+    try:
+        assert auto.primary is not None and auto.primary.name == "sysfs"
+        assert {i.pci for i in auto.discover()} == {A, B}
+        assert auto.pollers[0].wait_first(5)
+        by_pci = auto.sample().by_pci()
+        a = by_pci[A]
+        assert a.power_w == 32.0 and a.source["power_w"].startswith("rocm-smi (")
+        assert a.fan_rpm == 868 and a.source["fan_rpm"].startswith("rocm-smi (")
+        assert a.temperature_c["edge"] == 24.0 and not a.source.get("temperature_c.edge", "").startswith("rocm-smi")
+        assert "power_w" not in a.unavailable
+    finally:
+        auto.close()
