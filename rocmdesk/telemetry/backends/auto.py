@@ -126,13 +126,18 @@ def _fillable(key: str) -> bool:
     return key in SCALAR_METRICS or key.startswith("temperature_c.")
 
 
-def fill_gaps(sample: GpuSample, tools: Sequence[ToolStatus], max_age_s: float) -> None:
-    """Fill the values ``sample`` lacks from the tools' readings of the same PCI address."""
+def fill_gaps(sample: GpuSample, tools: Sequence[ToolStatus], max_age_s: float,
+              by_pci: Sequence[dict[str, GpuSample]] | None = None) -> None:
+    """Fill the values ``sample`` lacks from the tools' readings of the same PCI address.
+
+    ``by_pci`` (one map per tool, from Snapshot.by_pci) saves rebuilding them for every GPU.
+    """
+    maps = by_pci if by_pci is not None else [t.snapshot.by_pci() if t.snapshot else {} for t in tools]
     for key in [k for k in sample.unavailable if _fillable(k)]:
-        for tool in tools:
+        for tool, gpus in zip(tools, maps, strict=True):
             if tool.snapshot is None or tool.age_s is None or tool.age_s > max_age_s:
                 continue
-            other = tool.snapshot.by_pci().get(sample.info.pci)
+            other = gpus.get(sample.info.pci)
             value = other.get(key) if other is not None else None
             if value is None:
                 continue
@@ -211,6 +216,15 @@ class AutoBackend(Backend):
     def tool_status(self) -> list[ToolStatus]:
         return [p.status() for p in self.pollers]
 
+    def wait_for_tools(self, timeout_s: float | None = None) -> bool:
+        """Block until every tool answered once (for one-shot use such as ``rocmdesk sample``).
+
+        The live sampler never calls this; True when all answered within the time.
+        """
+        self._start()
+        deadline = time.monotonic() + (self.tool_timeout_s + 1.0 if timeout_s is None else timeout_s)
+        return all(p.wait_first(max(0.0, deadline - time.monotonic())) for p in self.pollers)
+
     def discover(self) -> list[GpuInfo]:
         infos = self._discover_primary()
         self._start()
@@ -258,8 +272,9 @@ class AutoBackend(Backend):
         statuses = self.tool_status()
         errors.extend(self._tool_messages(statuses))
         if primary_snap is not None and primary_snap.gpus:
+            maps = [s.snapshot.by_pci() if s.snapshot else {} for s in statuses]
             for gpu in primary_snap.gpus:
-                fill_gaps(gpu, statuses, self.max_age_s)
+                fill_gaps(gpu, statuses, self.max_age_s, maps)
             return Snapshot(backend=self.name, timestamp=primary_snap.timestamp, gpus=primary_snap.gpus,
                             processes=primary_snap.processes, errors=[*primary_snap.errors, *errors])
         fallback = self._fallback_tool(statuses)

@@ -409,3 +409,15 @@ def test_real_sysfs_backend_gaps_are_filled_by_recorded_rocm_smi(tmp_path):
         assert "power_w" not in a.unavailable
     finally:
         auto.close()
+
+
+def test_wait_for_tools_for_one_shot_use(tmp_path):
+    gate = threading.Event()
+    auto = make_auto(tmp_path, FakeTool(gate=gate))
+    try:
+        assert auto.wait_for_tools(0.1) is False
+        gate.set()
+        assert auto.wait_for_tools(5) is True
+        assert auto.sample().gpus[0].power_w == 55.0
+    finally:
+        auto.close()
