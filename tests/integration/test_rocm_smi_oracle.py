@@ -1,0 +1,146 @@
+"""Oracle: the real Debian rocm-smi 5.2.3 and rocmdesk's sysfs backend read the same trees alike.
+
+rocm-smi reads /sys only, so each tree is bind-mounted over /sys inside a private mount
+namespace (``unshare --mount --propagation private``), with a private tmpfs on /dev/shm for
+its mutex files (facts file, section 9). Nothing is mounted outside that namespace.
+
+What rocm-smi 5.2.3 cannot be compared on, and why:
+- power on GPUs that have ``power1_input``: 5.2.3 only knows ``power1_average`` (newer rocm-smi
+  prefers the socket power, like rocmdesk);
+- dumps it refuses to start on (no ``in0_label``: r7-240, r9-280, MI300X; NUL-padded labels:
+  rx6900xt) and the radeon-bound hd7870.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+
+import pytest
+
+from rocmdesk.host import CommandRunner, HostRoot
+from rocmdesk.telemetry.backends.sysfs import SysfsBackend
+from tests.support.instinct import ROCM_SMI_KFD_PROPS, instinct_specs
+from tests.support.sysfs_tree import GpuSpec, build_root
+
+pytestmark = pytest.mark.oracle
+
+ROCM_SMI = "/usr/bin/rocm-smi"
+UNSHARE = "/usr/bin/unshare"
+BASH = "/bin/bash"
+ACCEPTED_DUMPS = ["phoenix", "rx5500xt", "rx5700xt", "rx580", "rx6600", "rx7600s", "rx7700s", "rx7800xt",
+                  "rx7900xtx", "rx9070", "vangogh", "vega56"]
+TEMP_KEYS = {"edge": "Temperature (Sensor edge) (C)", "junction": "Temperature (Sensor junction) (C)",
+             "mem": "Temperature (Sensor memory) (C)"}
+
+
+def run_rocm_smi(tree) -> tuple[dict | None, str]:
+    """rocm-smi's JSON for ``tree`` (bind-mounted over /sys in a private namespace), or None + why."""
+    script = (f"mount --bind {shlex.quote(str(tree / 'sys'))} /sys && "
+              "mount -t tmpfs -o size=4m,mode=1777 none /dev/shm && "
+              f"exec {ROCM_SMI} --showtemp --showpower --showmeminfo vram --showuse --showbus --json")
+    result = CommandRunner(default_timeout=30).run([UNSHARE, "--mount", "--propagation", "private", "--",
+                                                    BASH, "-c", script])
+    text = result.stdout.strip()
+    if not text.startswith("{"):
+        return None, (result.error or "") + result.stderr[-300:]
+    return json.loads(text), ""
+
+
+@pytest.fixture(scope="module")
+def oracle_available(tmp_path_factory):
+    for tool in (ROCM_SMI, UNSHARE, BASH):
+        if not os.access(tool, os.X_OK):
+            pytest.skip(f"{tool} is not installed (the README's test command installs rocm-smi)")
+    probe = tmp_path_factory.mktemp("probe")
+    (probe / "sys").mkdir()
+    result = CommandRunner(default_timeout=10).run(
+        [UNSHARE, "--mount", "--propagation", "private", "--", BASH, "-c",
+         f"mount --bind {shlex.quote(str(probe / 'sys'))} /sys && echo mounted"])
+    if "mounted" not in result.stdout:
+        pytest.skip(f"cannot mount in a private namespace here: {result.stderr.strip() or result.error}")
+
+
+def _compare(tree, *, expect_gpus: int) -> None:
+    smi, why = run_rocm_smi(tree)
+    assert smi is not None, f"rocm-smi refused the tree: {why}"
+    backend = SysfsBackend(HostRoot(tree))
+    backend.discover()
+    ours = backend.sample().by_pci()
+    cards = {v["PCI Bus"].lower(): v for k, v in smi.items() if k.startswith("card")}
+    assert len(cards) == expect_gpus
+    assert set(cards) <= set(ours)
+    for pci, theirs in cards.items():
+        mine = ours[pci]
+        for label, key in TEMP_KEYS.items():
+            value = theirs.get(key, "N/A")
+            if value == "N/A":
+                assert label not in mine.temperature_c, (pci, label)
+            else:
+                assert mine.temperature_c[label] == pytest.approx(float(value), abs=0.001), (pci, label)
+        hwmon = HostRoot(tree).real_path(f"/sys/bus/pci/devices/{pci}")
+        has_input = any(os.path.exists(p) for p in _glob_hwmon(hwmon, "power1_input"))
+        power = theirs.get("Average Graphics Package Power (W)")
+        if not has_input:
+            if power is None or power.startswith("N/A"):
+                assert mine.power_w is None or mine.power_w == 0.0, pci  # rocm-smi drops a 0 W reading
+            else:
+                assert mine.power_w == pytest.approx(float(power), abs=0.01), pci
+        if "VRAM Total Memory (B)" in theirs:
+            assert mine.vram_total_bytes == int(theirs["VRAM Total Memory (B)"]), pci
+            assert mine.vram_used_bytes == int(theirs["VRAM Total Used Memory (B)"]), pci
+        else:
+            assert mine.vram_total_bytes is None, pci
+        use = theirs.get("GPU use (%)", "N/A")
+        assert mine.gpu_busy_percent == (None if use == "N/A" else int(use)), pci
+
+
+def _glob_hwmon(device, name):
+    folder = os.path.join(device, "hwmon")
+    return [os.path.join(folder, h, name) for h in (os.listdir(folder) if os.path.isdir(folder) else [])]
+
+
+@pytest.mark.parametrize("dump", ["rx7900xtx", "rx580", "vega56", "phoenix"])
+def test_single_lact_dump(oracle_available, tmp_path, dump):
+    build_root(tmp_path, [GpuSpec(dump, pci="0000:03:00.0", card=0, extra_props=dict(ROCM_SMI_KFD_PROPS))])
+    _compare(tmp_path, expect_gpus=1)
+
+
+def test_mixed_multi_gpu_tree(oracle_available, tmp_path):
+    specs = [GpuSpec(d, pci=f"0000:{0x10 + i:02x}:00.0", card=i, extra_props=dict(ROCM_SMI_KFD_PROPS))
+             for i, d in enumerate(ACCEPTED_DUMPS)]
+    instinct = instinct_specs(tmp_path / "dumps", "mi210", first_bus=0x40) + instinct_specs(
+        tmp_path / "dumps", "mi250x", first_bus=0x60)
+    for n, spec in enumerate(instinct):
+        spec.card = len(specs) + n
+    build_root(tmp_path / "tree", specs + instinct)
+    _compare(tmp_path / "tree", expect_gpus=len(specs) + len(instinct))
+
+
+def test_eight_die_mi250x_node(oracle_available, tmp_path):
+    build_root(tmp_path / "tree", instinct_specs(tmp_path / "dumps", "mi250x", count=4))
+    _compare(tmp_path / "tree", expect_gpus=8)
+
+
+def test_mi300x_tree_rocm_smi_cannot_read_but_rocmdesk_can(oracle_available, tmp_path):
+    """Facts section 9: 5.2.3 fails to start without in0_label; the tree is still faithful."""
+    build_root(tmp_path / "tree", instinct_specs(tmp_path / "dumps", "mi300x", count=2))
+    smi, _why = run_rocm_smi(tmp_path / "tree")
+    assert smi is None
+    snap = SysfsBackend(HostRoot(tmp_path / "tree")).sample()
+    assert len(snap.gpus) == 2
+    for gpu in snap.gpus:
+        assert set(gpu.temperature_c) == {"junction", "mem"}
+        assert gpu.power_w is not None and gpu.vram_total_bytes == 192 << 30
+        assert gpu.vram_used_bytes is not None
+
+
+def test_tree_is_private(oracle_available, tmp_path):
+    """The bind mount never leaks: after a run the host's /sys is untouched."""
+    build_root(tmp_path, [GpuSpec("rx580", card=0, extra_props=dict(ROCM_SMI_KFD_PROPS))])
+    before = sorted(os.listdir("/sys"))
+    run_rocm_smi(tmp_path)
+    assert sorted(os.listdir("/sys")) == before
+    assert not os.path.exists("/sys/class/drm/card0/device/mem_info_vram_used") or os.path.realpath(
+        "/sys/class/drm/card0").startswith("/sys/devices")
