@@ -205,8 +205,10 @@ class Sampler:
             elif now >= self._next_due:
                 self._in_flight = True
                 self._call_started = now
-                # Keep the cadence, but after a long call or a pause start afresh from now.
-                self._next_due = max(self._next_due + self._period, now + self._period * 0.5)
+                # Keep the cadence; when late (a slow call, a pause) start afresh from now.
+                self._next_due += self._period
+                if self._next_due <= now:
+                    self._next_due = now + self._period
                 self._request.set()
                 wait = min(MAX_WAIT_S, self._deadline, self._period)
             else:

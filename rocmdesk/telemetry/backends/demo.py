@@ -110,7 +110,7 @@ class DemoBackend(Backend):
         wrap = 0.0
         while True:
             age = (pos - self._times[index] + wrap) / self.speed
-            if age > seconds:
+            if age > seconds and out:  # the frame showing now is always included
                 break
             out.append(self._snapshot(index, wall_now - age))  # stamped when it began to show
             index -= 1
