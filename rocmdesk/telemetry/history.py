@@ -303,10 +303,10 @@ def downsample_minmax(times: np.ndarray, values: np.ndarray, buckets: int,
     span = t1 - t0
     if not span > 0:
         return times[-1:], values[-1:]
-    edges = t0 + span * (np.arange(buckets + 1, dtype=np.float64) / buckets)
-    starts = np.searchsorted(times, edges[:-1], side="left")
-    ends = np.searchsorted(times, edges[1:], side="left")
-    ends[-1] = np.searchsorted(times, t1, side="right")
+    edges = np.linspace(t0, t1, buckets + 1)
+    bounds = np.searchsorted(times, edges, side="left")
+    bounds[-1] = np.searchsorted(times, t1, side="right")  # the last bucket includes t_end
+    starts, ends = bounds[:-1], bounds[1:]
     keep = ends > starts
     starts, ends = starts[keep], ends[keep]
     if len(starts) == 0:
