@@ -1,0 +1,183 @@
+"""What a report says, gathered once from a host root (live, a folder, or an opened bundle).
+
+The HTML and Markdown writers and the Report tab all render this one structure, so they always
+agree with each other and with ``rocmdesk diagnose``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocmdesk import __version__
+from rocmdesk.host import HostRoot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReportData:
+    created: float
+    source: str  # "this machine", "folder /x", "snapshot b.tar.gz captured 2025-..."
+    system: list[tuple[str, str]]  # (label, value)
+    gpus: list[dict[str, Any]]  # GpuInfo JSON
+    checks: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    history: Any = None  # a Recording, or None
+    processes: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    version: str = __version__
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            out[f.get("severity", "info")] = out.get(f.get("severity", "info"), 0) + 1
+        return out
+
+    def headline(self) -> str:
+        c = self.counts
+        if not self.findings:
+            return f"No problems found ({len(self.checks)} checks)."
+        parts = [f"{n} {k}{'s' if n != 1 else ''}" for k, n in c.items() if n]
+        return f"{', '.join(parts)} in {len(self.checks)} checks."
+
+
+def _os_release(root: HostRoot) -> str | None:
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        text = root.try_read_text(path)
+        if not text:
+            continue
+        values = {}
+        for line in text.splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                values[key.strip()] = value.strip().strip('"').strip("'")
+        name = values.get("PRETTY_NAME") or " ".join(filter(None, (values.get("NAME"), values.get("VERSION"))))
+        if name:
+            return name
+    return None
+
+
+def _first_line(root: HostRoot, path: str) -> str | None:
+    text = root.try_read_text(path)
+    line = text.strip().splitlines()[0].strip() if text and text.strip() else None
+    return line or None
+
+
+def system_summary(root: HostRoot, gpus: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    kernel = _first_line(root, "/proc/sys/kernel/osrelease")
+    amdgpu = _first_line(root, "/sys/module/amdgpu/version")
+    if amdgpu is None and root.exists("/sys/module/amdgpu"):
+        amdgpu = f"in-tree (kernel {kernel})" if kernel else "in-tree"
+    rocm = _first_line(root, "/opt/rocm/.info/version")
+    if rocm is None:
+        versions = sorted(n for n in root.listdir("/opt") if n.startswith("rocm-"))
+        rocm = ", ".join(v.removeprefix("rocm-") for v in versions) or None
+    return [
+        ("Distribution", _os_release(root) or "unknown (no /etc/os-release)"),
+        ("Kernel", kernel or "unknown"),
+        ("amdgpu driver", amdgpu or "not loaded"),
+        ("ROCm", rocm or "not found in /opt/rocm"),
+        ("GPUs", str(len(gpus)) if gpus else "no AMD GPU found"),
+    ]
+
+
+def _gpus(root: HostRoot) -> list[dict[str, Any]]:
+    try:
+        from rocmdesk.telemetry.discovery import discover_gpus
+    except ImportError:
+        return []
+    try:
+        return [g.to_json() for g in discover_gpus(root)]
+    except Exception as exc:  # a report of a broken machine must still be written
+        log.warning("GPU discovery failed: %s", exc)
+        return []
+
+
+def processes_of(recording: Any) -> list[dict[str, Any]]:
+    """The processes of the last frame of a recording, biggest VRAM first."""
+    if recording is None or not recording.frames:
+        return []
+    try:
+        procs = recording.process_uses(len(recording.frames) - 1)
+    except Exception:  # damaged process entries: no process table rather than no report
+        return []
+    rows = [p.to_json() for p in procs]
+    return sorted(rows, key=lambda p: -(p.get("vram_bytes") or 0))
+
+
+def build_report(root: HostRoot, *, diagnosis: Any = None, history: Any = None, source: str | None = None,
+                 python_envs: Sequence[str] = (), processes: Sequence[Any] | None = None,
+                 now: float | None = None) -> ReportData:
+    """Gather a report of ``root``; runs the diagnosis unless its result is given."""
+    from rocmdesk.report.bundle import diagnosis_function
+
+    notes: list[str] = []
+    if diagnosis is None:
+        try:
+            result = diagnosis_function()(root, python_envs=tuple(python_envs))
+            diagnosis = result.to_json() if hasattr(result, "to_json") else result
+        except Exception as exc:
+            log.exception("diagnosis failed")
+            notes.append(f"the diagnosis could not run: {type(exc).__name__}: {exc}")
+            diagnosis = {"checks": [], "findings": []}
+    elif hasattr(diagnosis, "to_json"):
+        diagnosis = diagnosis.to_json()
+    gpus = _gpus(root)
+    rows = [p.to_json() if hasattr(p, "to_json") else dict(p) for p in processes] if processes is not None \
+        else processes_of(history)
+    return ReportData(
+        created=time.time() if now is None else now,
+        source=source or ("this machine" if root.is_live else f"folder {root.root}"),
+        system=system_summary(root, gpus),
+        gpus=gpus,
+        checks=list(diagnosis.get("checks") or []),
+        findings=sorted(diagnosis.get("findings") or [],
+                        key=lambda f: {"error": 0, "warning": 1, "info": 2}.get(f.get("severity"), 3)),
+        history=history,
+        processes=rows,
+        notes=notes,
+    )
+
+
+def history_stats(recording: Any) -> list[tuple[str, str, str, str, str]]:
+    """(GPU, metric, min, mean, max) over the recorded window, for text reports."""
+    from rocmdesk.report.charts import CHARTS, series_of
+
+    if recording is None or not recording.frames:
+        return []
+    out = []
+    for title, unit, key, _range in CHARTS:
+        for s in series_of(recording, key):
+            values = [v for v in s.values.tolist() if not math.isnan(v)]
+            if not values:
+                continue
+            fmt = (lambda v: f"{v:.1f}") if unit in ("GiB", "°C") else (lambda v: f"{v:.0f}")
+            out.append((s.label, f"{title} ({unit})", fmt(min(values)), fmt(sum(values) / len(values)),
+                        fmt(max(values))))
+    return out
+
+
+def window_text(recording: Any) -> str:
+    if recording is None or not recording.frames:
+        return "no telemetry recorded"
+    span = recording.frames[-1].t + recording.interval_s
+    minutes = span / 60
+    return (f"{len(recording.frames)} samples over {minutes:.1f} minutes"
+            if minutes >= 1 else f"{len(recording.frames)} samples over {span:.0f} seconds")
+
+
+def human_bytes(value: Any) -> str:
+    if not isinstance(value, (int, float)):
+        return "n/a"
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"

@@ -1,0 +1,108 @@
+"""The report as one self-contained HTML file: inline CSS, graphs as data: PNGs, no script.
+
+It must open anywhere (a support mailbox, an air-gapped lab), so it loads nothing from outside:
+no fonts, no scripts, no remote images. Every value from the machine is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import time
+
+from rocmdesk.report.charts import history_charts
+from rocmdesk.report.data import ReportData, human_bytes, window_text
+
+CSS = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#1b1b1b}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+table{border-collapse:collapse;margin:6px 0 12px;width:100%}th,td{text-align:left;padding:4px 8px;
+border-bottom:1px solid #e6e6e6;vertical-align:top}th{background:#f5f5f5}
+.meta{color:#555}.finding{border-left:5px solid #999;padding:6px 12px;margin:12px 0;background:#fafafa}
+.error{border-color:#d62728}.warning{border-color:#ff7f0e}.info{border-color:#1f77b4}
+.sev{font-weight:600;text-transform:uppercase;font-size:12px;letter-spacing:.05em}
+code{background:#f0f0f0;padding:1px 4px;border-radius:3px;font-size:13px}
+img.chart{display:block;max-width:100%;margin:8px 0 16px;border:1px solid #eee}
+.pass{color:#2c7a2c}.fail{color:#d62728}.skip{color:#777}.errorstatus{color:#d62728}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value if value is not None else "n/a"), quote=True)
+
+
+def _table(header: list[str], rows: list[list[object]], classes: list[str] | None = None) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = []
+    for i, row in enumerate(rows):
+        cls = f' class="{_e(classes[i])}"' if classes else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_html(report: ReportData, chart_width: int = 960) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(report.created))
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+        "style-src 'unsafe-inline'\">",
+        f"<title>rocmdesk report: {_e(report.headline())}</title><style>{CSS}</style></head><body>",
+        "<h1>rocmdesk report</h1>",
+        f'<p class="meta">{_e(report.headline())} Source: {_e(report.source)}. Generated {_e(when)} by '
+        f"rocmdesk {_e(report.version)}.</p>",
+        "<h2>System</h2>", _table(["Item", "Value"], [[k, v] for k, v in report.system]),
+    ]
+    if report.gpus:
+        parts += ["<h2>GPUs</h2>", _table(
+            ["Card", "PCI", "Name", "gfx", "VRAM", "Driver", "KFD node"],
+            [[g.get("card"), g.get("pci"), g.get("name"), g.get("gfx_target"), human_bytes(g.get("vram_total_bytes")),
+              g.get("driver") or "none", g.get("kfd_node")] for g in report.gpus])]
+    parts.append(f"<h2>Findings ({len(report.findings)})</h2>")
+    if not report.findings:
+        parts.append("<p>No check found a problem.</p>")
+    for f in report.findings:
+        sev = f.get("severity", "info")
+        subject = f" — {_e(f['subject'])}" if f.get("subject") else ""
+        parts.append(f'<div class="finding {_e(sev)}"><div class="sev">{_e(sev)}</div>'
+                     f"<h3>{_e(f.get('title'))}{subject} <code>{_e(f.get('id'))}</code></h3>")
+        for paragraph in (f.get("explanation") or "").strip().split("\n\n"):
+            if paragraph.strip():
+                parts.append(f"<p>{_e(paragraph.strip())}</p>")
+        evidence = f.get("evidence") or []
+        if evidence:
+            items = []
+            for ev in evidence:
+                where = ev.get("path") or ""
+                if where and ev.get("line"):
+                    where = f"{where}:{ev['line']}"
+                prefix = f"<code>{_e(where)}</code>: " if where else ""
+                items.append(f"<li>{prefix}<code>{_e(ev.get('text'))}</code></li>")
+            parts.append(f"<p><b>Evidence</b></p><ul>{''.join(items)}</ul>")
+        fix = f.get("fix") or {}
+        if fix.get("steps"):
+            who = " (needs administrator rights)" if fix.get("privileged") else ""
+            steps = "".join(f"<li>{_e(s)}</li>" for s in fix["steps"])
+            parts.append(f"<p><b>Fix{_e(who)}</b></p><ol>{steps}</ol>")
+        parts.append("</div>")
+    if report.checks:
+        status_class = {"pass": "pass", "fail": "fail", "skip": "skip", "error": "errorstatus"}
+        parts += [f"<details><summary>All {len(report.checks)} checks</summary>",
+                  _table(["Check", "Area", "Status", "Reason"],
+                         [[c.get("id"), c.get("area"), c.get("status"), c.get("reason")] for c in report.checks],
+                         [status_class.get(c.get("status"), "") for c in report.checks]), "</details>"]
+    parts += ["<h2>Telemetry</h2>", f"<p>{_e(window_text(report.history))}.</p>"]
+    if report.history is not None and report.history.frames:
+        for title, png in history_charts(report.history, width=chart_width):
+            data = base64.b64encode(png).decode("ascii")
+            parts.append(f'<img class="chart" alt="{_e(title)} graph" src="data:image/png;base64,{data}">')
+    if report.processes:
+        parts += ["<h2>Processes</h2>", _table(
+            ["PID", "Name", "GPU", "VRAM", "GPU busy", "Command line"],
+            [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")),
+              f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else "n/a",
+              (p.get("cmdline") or "")[:200]] for p in report.processes])]
+    if report.notes:
+        parts += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>"]
+    parts.append("</body></html>\n")
+    return "\n".join(parts)

@@ -1,0 +1,127 @@
+"""The report as GitHub-flavoured Markdown, sized for an issue (long parts folded in <details>).
+
+GitHub strips ``data:`` images, so the telemetry appears as a min/mean/max table; the HTML
+report carries the graphs.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rocmdesk.report.data import ReportData, history_stats, human_bytes, window_text
+
+GITHUB_ISSUE_LIMIT = 65_000  # GitHub refuses issue bodies over 65 536 characters
+SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵 info"}
+MAX_EVIDENCE_INLINE = 3
+
+
+def cell(value: object) -> str:
+    """A table cell: one line, pipes and HTML-special characters escaped."""
+    text = str(value if value is not None else "n/a").replace("\r", " ").replace("\n", " ")
+    return escape_inline(text).replace("|", "\\|")
+
+
+def escape_inline(text: str) -> str:
+    """Text that Markdown must not read as HTML or emphasis."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("*", "\\*").replace("_", "\\_").replace("`", "\\`").replace("[", "\\[")
+            .replace("]", "\\]"))
+
+
+def code_span(text: str) -> str:
+    text = str(text).replace("\n", " ")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _table(header: list[str], rows: list[list[object]]) -> list[str]:
+    out = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out.extend("| " + " | ".join(cell(v) for v in row) + " |" for row in rows)
+    return out
+
+
+def _details(summary: str, body: list[str]) -> list[str]:
+    return [f"<details><summary>{escape_inline(summary)}</summary>", "", *body, "", "</details>"]
+
+
+def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(report.created))
+    lines = ["## rocmdesk report", "",
+             f"{escape_inline(report.headline())} Source: {escape_inline(report.source)}. "
+             f"Generated {when} by rocmdesk {escape_inline(report.version)}.", ""]
+    lines += ["### System", ""]
+    lines += _table(["Item", "Value"], [[k, v] for k, v in report.system])
+    lines.append("")
+    if report.gpus:
+        lines += ["### GPUs", ""]
+        lines += _table(["Card", "PCI", "Name", "gfx", "VRAM", "Driver", "KFD node"],
+                        [[g.get("card"), g.get("pci"), g.get("name"), g.get("gfx_target"),
+                          human_bytes(g.get("vram_total_bytes")), g.get("driver") or "none", g.get("kfd_node")]
+                         for g in report.gpus])
+        lines.append("")
+    lines += [f"### Findings ({len(report.findings)})", ""]
+    if not report.findings:
+        lines += ["No check found a problem.", ""]
+    for f in report.findings:
+        mark = SEVERITY_MARK.get(f.get("severity", ""), f.get("severity", ""))
+        subject = f" — {escape_inline(str(f['subject']))}" if f.get("subject") else ""
+        lines += [f"#### {mark}: {escape_inline(f.get('title', ''))}{subject} ({code_span(f.get('id', ''))})", ""]
+        explanation = (f.get("explanation") or "").strip()
+        if explanation:
+            lines += [escape_inline(p) for p in explanation.split("\n")] + [""]
+        evidence = [_evidence(e) for e in f.get("evidence") or []]
+        if evidence:
+            if len(evidence) <= MAX_EVIDENCE_INLINE:
+                lines += ["Evidence:", "", *evidence, ""]
+            else:
+                lines += [*_details(f"Evidence ({len(evidence)} items)", evidence), ""]
+        fix = f.get("fix") or {}
+        steps = fix.get("steps") or []
+        if steps:
+            who = " (needs administrator rights)" if fix.get("privileged") else ""
+            lines += [f"Fix{who}:", ""] + [f"{i}. {escape_inline(s)}" for i, s in enumerate(steps, 1)] + [""]
+    if report.checks:
+        rows = [[c.get("id"), c.get("area"), c.get("status"), c.get("reason")] for c in report.checks]
+        lines += _details(f"All {len(report.checks)} checks", _table(["Check", "Area", "Status", "Reason"], rows))
+        lines.append("")
+    stats = history_stats(report.history)
+    lines += ["### Telemetry", "", f"{escape_inline(window_text(report.history))}.", ""]
+    if stats:
+        lines += _details("Min / mean / max per GPU", _table(["GPU", "Metric", "Min", "Mean", "Max"],
+                                                             [list(r) for r in stats]))
+        lines.append("")
+    if report.processes:
+        rows = [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")),
+                 f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else "n/a"]
+                for p in report.processes]
+        lines += ["### Processes", "", *_table(["PID", "Name", "GPU", "VRAM", "GPU busy"], rows), ""]
+    if report.notes:
+        lines += ["### Notes", ""] + [f"- {escape_inline(n)}" for n in report.notes] + [""]
+    text = "\n".join(lines).rstrip() + "\n"
+    if limit is not None and len(text) > limit:
+        text = _shrink(text, limit)
+    return text
+
+
+def _evidence(e: dict) -> str:
+    where = e.get("path") or ""
+    if where and e.get("line"):
+        where = f"{where}:{e['line']}"
+    text = str(e.get("text") or "")
+    return f"- {code_span(where)}: {code_span(text)}" if where else f"- {code_span(text)}"
+
+
+def _shrink(text: str, limit: int) -> str:
+    """Cut at a line boundary outside any open <details>, and say so."""
+    note = "\n\n_(report shortened to fit a GitHub issue; attach the HTML report or the bundle for all of it)_\n"
+    cut = text[: limit - len(note)]
+    cut = cut[: cut.rfind("\n")]
+    if cut.count("<details>") > cut.count("</details>"):
+        cut += "\n\n</details>"
+    return cut + note
+
+
+def copy_as_markdown(report: ReportData) -> str:
+    """The text the Report tab's "Copy as Markdown" button puts on the clipboard."""
+    return render_markdown(report, GITHUB_ISSUE_LIMIT)
