@@ -104,6 +104,12 @@ class GraphsTab(QtWidgets.QWidget):
             if i:
                 plot.setXLink(self.plots["temp"])
             self.plots[name] = plot
+        grid = self.view.ci.layout
+        for col in (0, 1):
+            grid.setColumnStretchFactor(col, 1)
+            grid.setColumnPreferredWidth(col, 10)
+        for row in (0, 1):
+            grid.setRowStretchFactor(row, 1)
         self.plots["busy"].setYRange(0, 100, padding=0.02)
         self._y_ranges["busy"] = (0, 100)
 
@@ -149,7 +155,9 @@ class GraphsTab(QtWidgets.QWidget):
 
         self.gpu_combo = QtWidgets.QComboBox(self.controls)
         self.gpu_combo.setAccessibleName("GPUs shown in the graphs")
-        self.gpu_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.gpu_combo.setSizeAdjustPolicy(
+            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.gpu_combo.setMinimumContentsLength(18)
         self.gpu_combo.currentIndexChanged.connect(self._on_gpu_combo)
 
         self.window_combo = QtWidgets.QComboBox(self.controls)
@@ -176,6 +184,7 @@ class GraphsTab(QtWidgets.QWidget):
         self.export_button.clicked.connect(self._export_dialog)
 
         self.legend = QtWidgets.QWidget(self.controls)
+        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.legend_layout = QtWidgets.QHBoxLayout(self.legend)
         self.legend_layout.setContentsMargins(8, 0, 0, 0)
         self.legend_layout.setSpacing(12)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from rocmdesk.telemetry.model import GpuInfo, GpuKind, GpuSample, Snapshot
@@ -31,9 +32,26 @@ from rocmdesk.ui.formatting import (
     reason_of,
     temp_level,
 )
-from rocmdesk.ui.widgets import ElidedLabel, MeterBar, set_property, set_text, set_tooltip
+from rocmdesk.ui.widgets import ElidedLabel, MeterBar, Sparkline, set_property, set_text, set_tooltip
 
 DEFAULT_SENSORS = ("junction", "edge", "mem")
+TREND_S = 300.0
+TREND_POINTS = 150
+
+
+def trend_points(values: np.ndarray, expected: int, points: int = TREND_POINTS) -> np.ndarray:
+    """The last ``expected`` values as at most ``points`` maxima, left-padded with NaN (no data yet)."""
+    values = np.asarray(values, dtype=np.float64)[-expected:] if expected > 0 else np.empty(0)
+    if len(values) < expected:
+        values = np.concatenate((np.full(expected - len(values), np.nan), values))
+    if len(values) > points:
+        k = int(np.ceil(len(values) / points))
+        pad = (-len(values)) % k
+        if pad:
+            values = np.concatenate((np.full(pad, np.nan), values))
+        with np.errstate(all="ignore"):
+            values = np.fmax.reduce(values.reshape(-1, k), axis=1)
+    return values
 
 
 def memory_caption(info: GpuInfo) -> str:
@@ -158,7 +176,13 @@ class GpuCard(QtWidgets.QFrame):
         self.grid.setHorizontalSpacing(24)
         self.grid.setVerticalSpacing(10)
         outer.addLayout(self.grid)
-        outer.addStretch(1)
+        self.trend_caption = QtWidgets.QLabel("", self)
+        self.trend_caption.setObjectName("metricCaption")
+        self.trend = Sparkline(self)
+        self.trend.setAccessibleName("Last 5 minutes of GPU busy and power")
+        outer.addSpacing(4)
+        outer.addWidget(self.trend_caption)
+        outer.addWidget(self.trend, 1)
         self._columns = 0
         self._relayout(1)
         self.set_info(info)
@@ -234,6 +258,17 @@ class GpuCard(QtWidgets.QFrame):
         self.event_chip.show()
 
     # -- values ---------------------------------------------------------------------------------------
+    def wants_trend(self) -> bool:
+        return self.trend.isVisible() and self.trend.height() >= 28
+
+    def update_trend(self, busy: np.ndarray, power_frac: np.ndarray) -> None:
+        pal = theme.current()
+        busy_color, power_color = pal.accent, "#3b82f6" if pal.name == "light" else "#60a5fa"
+        caption = (f"LAST 5 MIN · <span style='color:{busy_color}'>■</span> BUSY "
+                   f"<span style='color:{power_color}'>━</span> POWER / CAP")
+        set_text(self.trend_caption, caption)
+        self.trend.set_series(busy / 100.0, power_frac, busy_color, power_color, pal.grid)
+
     def update_sample(self, s: GpuSample) -> None:
         self.sample = s
         pal = theme.current()
@@ -273,8 +308,9 @@ class GpuCard(QtWidgets.QFrame):
             self.power.show_value(fmt_watts(s.power_w), detail, tip)
         else:
             self.power.show_value(NA, "", reason_of(na, "power_w"))
-        self.power.bar.set_value(frac, pal.level(fraction_level(frac)) if frac is not None else pal.muted,
-                                 pal.surface_alt)
+        # at the cap is normal under load (the firmware limits clocks), not an alarm: amber at most
+        power_level = Level.UNKNOWN if frac is None else Level.WARM if frac >= 0.95 else Level.OK
+        self.power.bar.set_value(frac, pal.level(power_level), pal.surface_alt)
 
         # memory
         total = s.vram_total_bytes if is_number(s.vram_total_bytes) else self.info.vram_total_bytes
@@ -423,11 +459,27 @@ class OverviewTab(QtWidgets.QWidget):
             card = self.cards.get(sample.info.pci)
             if card is not None and card.isVisible():
                 card.update_sample(sample)
+                if card.wants_trend():
+                    self._update_trend(card)
+
+    def _update_trend(self, card: GpuCard) -> None:
+        history = self.ctx.feed.history
+        pci = card.info.pci
+        if pci not in history:
+            return
+        gpu = history[pci]
+        window = gpu.window(TREND_S, metrics=("gpu_busy_percent", "power_w", "power_cap_w"))
+        expected = max(2, int(TREND_S * self.ctx.feed.rate_hz))
+        busy = trend_points(window.values["gpu_busy_percent"], expected)
+        with np.errstate(all="ignore"):
+            frac = window.values["power_w"].astype(np.float64) / window.values["power_cap_w"]
+        card.update_trend(busy, trend_points(frac, expected))
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        if self._pending is not None:
-            self._apply(self._pending)
+        latest = self._pending or self.ctx.feed.last_snapshot
+        if latest is not None:
+            self._apply(latest)
 
     def on_stale(self, stale: bool, reason: str) -> None:
         for card in self.cards.values():
@@ -448,4 +500,4 @@ class OverviewTab(QtWidgets.QWidget):
     def refresh_selection(self) -> None:
         self._arrange()
         if self.ctx.feed.last_snapshot is not None:
-            self._apply(self.ctx.feed.last_snapshot)
+            self.on_snapshot(self.ctx.feed.last_snapshot)

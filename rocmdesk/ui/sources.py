@@ -18,6 +18,8 @@ from rocmdesk.telemetry.model import Snapshot
 log = logging.getLogger(__name__)
 
 DEMO_PREROLL_S = 3600.0
+# Where in each recording the window opens: under load, so the first look shows a working machine.
+DEMO_START_S = {"mi300x-node": 200.0, "rx7900xtx-comfyui": 240.0}
 
 
 @dataclass
@@ -38,7 +40,7 @@ def demo_source(reason: str, recording: str | None = None, preroll_s: float = DE
     from rocmdesk.telemetry.backends.demo import DEFAULT_RECORDING, DemoBackend
 
     name = recording or os.environ.get("ROCMDESK_DEMO") or DEFAULT_RECORDING
-    backend = DemoBackend(name)
+    backend = DemoBackend(name, start_s=DEMO_START_S.get(str(name), 0.0))
     preload = backend.preroll(preroll_s) if preroll_s > 0 else []
     title = getattr(backend.recording, "title", "") or name
     root = HostRoot("/")

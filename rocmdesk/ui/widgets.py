@@ -112,3 +112,76 @@ class ElidedLabel(QtWidgets.QLabel):
 
     def minimumSizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(10, super().minimumSizeHint().height())
+
+
+class Sparkline(QtWidgets.QWidget):
+    """Recent history of one or two series (0..1 each) as a filled area and a line.
+
+    Painted from plain arrays at most once per sample; hidden when there is no room for it.
+    """
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._area = None
+        self._line = None
+        self._area_color = QtGui.QColor("#3b82f6")
+        self._line_color = QtGui.QColor("#e8484f")
+        self._grid = QtGui.QColor("#e5e7eb")
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
+        self.setMinimumHeight(28)
+
+    def sizeHint(self) -> QtCore.QSize:
+        return QtCore.QSize(200, 60)
+
+    def set_series(self, area, line, area_color: str, line_color: str, grid: str) -> None:
+        """``area``/``line``: sequences of fractions 0..1 (NaN = gap), oldest first, evenly spaced."""
+        self._area, self._line = area, line
+        self._area_color = QtGui.QColor(area_color)
+        self._line_color = QtGui.QColor(line_color)
+        self._grid = QtGui.QColor(grid)
+        self.update()
+
+    def _points(self, values, rect: QtCore.QRectF) -> list[list[QtCore.QPointF]]:
+        """Runs of finite points (a NaN splits the line)."""
+        n = len(values)
+        runs: list[list[QtCore.QPointF]] = []
+        current: list[QtCore.QPointF] = []
+        if n < 2:
+            return runs
+        step = rect.width() / (n - 1)
+        for i, v in enumerate(values):
+            if v != v:  # NaN
+                if len(current) > 1:
+                    runs.append(current)
+                current = []
+                continue
+            v = min(1.0, max(0.0, float(v)))
+            current.append(QtCore.QPointF(rect.left() + i * step, rect.bottom() - v * rect.height()))
+        if len(current) > 1:
+            runs.append(current)
+        return runs
+
+    def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
+        p = QtGui.QPainter(self)
+        rect = QtCore.QRectF(self.rect()).adjusted(0.5, 2.5, -0.5, -0.5)
+        p.setPen(QtGui.QPen(self._grid, 1))
+        for frac in (0.0, 0.5, 1.0):
+            y = rect.bottom() - frac * rect.height()
+            p.drawLine(QtCore.QPointF(rect.left(), y), QtCore.QPointF(rect.right(), y))
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+        if self._area is not None:
+            fill = QtGui.QColor(self._area_color)
+            fill.setAlpha(70)
+            for run in self._points(self._area, rect):
+                poly = QtGui.QPolygonF([QtCore.QPointF(run[0].x(), rect.bottom()), *run,
+                                        QtCore.QPointF(run[-1].x(), rect.bottom())])
+                p.setPen(QtCore.Qt.PenStyle.NoPen)
+                p.setBrush(fill)
+                p.drawPolygon(poly)
+                p.setPen(QtGui.QPen(self._area_color, 1.2))
+                p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+                p.drawPolyline(QtGui.QPolygonF(run))
+        if self._line is not None:
+            p.setPen(QtGui.QPen(self._line_color, 1.5))
+            for run in self._points(self._line, rect):
+                p.drawPolyline(QtGui.QPolygonF(run))
