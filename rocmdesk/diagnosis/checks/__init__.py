@@ -1,3 +1,10 @@
 """Every check module; importing this package registers them all with the engine."""
 
-from rocmdesk.diagnosis.checks import display, driver, environment, initramfs, permissions  # noqa: F401
+from rocmdesk.diagnosis.checks import (  # noqa: F401
+    display,
+    driver,
+    environment,
+    initramfs,
+    permissions,
+    python_torch,
+)

@@ -1,0 +1,404 @@
+"""Python and PyTorch checks: wrong torch wheel, custom nodes that would swap it, pynvml crash (facts 3).
+
+Everything is read from files (never ``import torch``, never run a snapshot's interpreter). On
+ROCm, PyTorch keeps the ``torch.cuda`` API and device "cuda"; the faults here are a CUDA or CPU
+wheel where a ROCm wheel belongs, a plugin requirement that makes pip swap it, and pynvml
+sending an older ROCm torch down a code path that needs amdsmi.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.model import Evidence, Fix, Severity
+from rocmdesk.diagnosis.python_envs import ComfyInstall, Discovery, Line, PythonEnv, machine_gpus
+from rocmdesk.diagnosis.torch_index import DEFAULT_INDEX, choose_index, index_url
+from rocmdesk.host import HostReadError
+
+try:  # Python 3.11+
+    import tomllib
+except ImportError:  # pragma: no cover - Python 3.10
+    tomllib = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+
+AREA = "Python and PyTorch"
+TORCH_FAMILY = ("torch", "torchvision", "torchaudio", "xformers")
+REQUIREMENTS_MAX = 256 << 10
+
+
+def _ev(line: Line) -> Evidence:
+    return Evidence(line.text.strip(), line.path, line.line)
+
+
+def _envs(ctx) -> Discovery:
+    return ctx.python_envs
+
+
+def _notes(discovery: Discovery) -> str:
+    return f" ({'; '.join(discovery.notes)})" if discovery.notes else ""
+
+
+def _torch_envs(discovery: Discovery) -> list[PythonEnv]:
+    return [e for e in discovery.envs if e.torch is not None]
+
+
+def _subject(env: PythonEnv) -> str:
+    return env.path
+
+
+def _torch_evidence(env: PythonEnv) -> list[Evidence]:
+    info = env.torch
+    assert info is not None
+    out = [_ev(line) for line in info.version_py_lines if not line.text.startswith("__version__")]
+    if info.version_py_problem:
+        out.append(Evidence(info.version_py_problem, f"{info.site_packages}/torch/version.py"))
+    if info.metadata_version_line:
+        out.append(_ev(info.metadata_version_line))
+    out += [_ev(line) for line in info.requires_nvidia[:3]]
+    if len(info.requires_nvidia) > 3:
+        out.append(Evidence(f"… and {len(info.requires_nvidia) - 3} more nvidia-* requirements", info.metadata))
+    if info.bundles_hip_runtime:
+        out.append(Evidence("bundles the ROCm runtime (libamdhip64.so)", f"{info.site_packages}/torch/lib"))
+    out.append(Evidence(f"decided by: {info.decided_by}"))
+    for comfy in env.comfyui:
+        out.append(Evidence(f"used by ComfyUI at {comfy}", comfy))
+    for how in env.found_by[:2]:
+        out.append(Evidence(f"found as {how}", env.path))
+    return out
+
+
+def _previous_rocm(env: PythonEnv) -> str | None:
+    """ROCm release the env's other torch packages were built for (``+rocm6.2``), if any."""
+    for name in ("torch", "torchvision", "torchaudio"):
+        version = env.torch.version if name == "torch" and env.torch else env.version_of(name)
+        match = re.search(r"\+rocm(\d+\.\d+(?:\.\d+)?)", version or "")
+        if match:
+            return match.group(1)
+    return None
+
+
+def reinstall_command(env: PythonEnv, index: str) -> str:
+    return (f"{env.python} -m pip install --force-reinstall torch torchvision torchaudio "
+            f"--index-url {index_url(index)}")
+
+
+# -- torch-wheel-mismatch ----------------------------------------------------------------------------
+
+
+@check("torch-wheel-mismatch", AREA)
+def torch_wheel_mismatch(ctx):
+    gpus = machine_gpus(ctx.root)
+    if not gpus.readable:
+        return Skipped("cannot tell which GPUs this machine has (no readable /sys/bus/pci/devices)")
+    if not gpus.amd:
+        return Skipped("no AMD GPU on this machine")
+    if gpus.nvidia:
+        return Skipped("an NVIDIA GPU is present too, so a CUDA build of torch may be intended")
+    discovery = _envs(ctx)
+    envs = _torch_envs(discovery)
+    if not envs:
+        return Skipped(f"no Python environment with torch was found{_notes(discovery)}")
+    outcomes: list = []
+    for env in envs:
+        info = env.torch
+        assert info is not None
+        if info.build not in ("cuda", "cpu"):
+            label = f"ROCm {info.rocm_version}" if info.build == "rocm" and info.rocm_version else info.build
+            outcomes.append(Passed(f"{env.path}: torch {info.version or '?'} ({label})"))
+            continue
+        index, why = choose_index(_previous_rocm(env), gpus.gfx_targets)
+        kind = "a CUDA build" if info.build == "cuda" else "a CPU-only build"
+        symptom = ("`RuntimeError: Found no NVIDIA driver on your system.`" if info.build == "cuda"
+                   else "`AssertionError: Torch not compiled with CUDA enabled`")
+        details = (f"torch {info.version or '?'} in {env.path} is {kind} ({info.decided_by}). On this AMD "
+                   f"machine it cannot use the GPU; expect {symptom}. Reinstall from PyTorch's ROCm index "
+                   f"({index}: {why}).")
+        steps = (f"`{reinstall_command(env, index)}`",
+                 "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "
+                 "build.",
+                 f"Check afterwards: torch/version.py in {info.site_packages}/torch must show hip set to a "
+                 "version string and cuda = None.")
+        action = ("pip-reinstall-rocm-torch", env.path, index_url(index))
+        if env.kind != "system":
+            fix = Fix("pip-reinstall-rocm-torch", False, steps, action)
+        else:
+            steps = ("This torch is installed in the system Python; create a virtual environment and install torch "
+                     f"there from {index_url(index)} with --index-url.",)
+            fix = Fix("pip-reinstall-rocm-torch", False, steps, None)
+        title = f"PyTorch in {env.path} is {kind}, not a ROCm build"
+        outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details, title=title,
+                               fix=fix))
+    return outcomes
+
+
+# -- torch-pinned-by-custom-node ---------------------------------------------------------------------
+
+
+def requirement_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, requirement string) of a requirements.txt, without comments and options."""
+    out = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split(" #", 1)[0].split("\t#", 1)[0].strip()
+        if not line or line.startswith(("#", "-", "git+", "http:", "https:", "file:")):
+            continue
+        out.append((number, line))
+    return out
+
+
+def pyproject_dependencies(text: str) -> list[tuple[int, str]]:
+    """(line number, requirement) of [project].dependencies in a pyproject.toml."""
+    deps: list[str] = []
+    if tomllib is not None:
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, UnicodeError, ValueError):
+            return []
+        value = data.get("project", {}).get("dependencies", [])
+        deps = [d for d in value if isinstance(d, str)] if isinstance(value, list) else []
+    else:  # pragma: no cover - Python 3.10: a plain reading of the array
+        match = re.search(r"^\[project\][^\[]*?^dependencies\s*=\s*\[(.*?)\]", text, re.M | re.S)
+        deps = re.findall(r"""["']([^"']+)["']""", match.group(1)) if match else []
+    lines = text.splitlines()
+    out = []
+    for dep in deps:
+        number = next((i for i, ln in enumerate(lines, start=1) if f'"{dep}"' in ln or f"'{dep}'" in ln), None)
+        out.append((number or 0, dep))
+    return out
+
+
+def _installed(env: PythonEnv, name: str) -> str | None:
+    if name == "torch" and env.torch is not None:
+        return env.torch.version
+    return env.version_of(name)
+
+
+def judge_requirement(req: Requirement, installed: str | None, torch_version: str | None) -> tuple[str, str] | None:
+    """(severity, why) when pip acting on ``req`` would replace the ROCm torch; None when harmless.
+
+    PEP 440: ``==2.5.1`` matches ``2.5.1+rocm6.2`` (a specifier without a local label ignores the
+    installed local label), so only a requirement the installed version does not satisfy makes pip
+    fetch another build, and that build comes from PyPI (CUDA).
+    """
+    name = req.name.lower()
+    spec = SpecifierSet(str(req.specifier), prereleases=True)
+    if name == "xformers":
+        if installed is not None and (not str(spec) or _contains(spec, installed)):
+            return None
+        return ("warning", "pip would fetch xformers from PyPI, whose wheels require a specific CUDA build of "
+                f"torch; unless that is exactly torch {torch_version}, pip replaces the ROCm torch")
+    if installed is None:
+        if name == "torch":
+            return None
+        return ("warning", f"{name} is not installed in this environment; pip would fetch it from PyPI, and PyPI's "
+                f"{name} requires an exact torch release, which may replace torch {torch_version}")
+    if not str(spec):
+        return None
+    if _contains(spec, installed):
+        return None
+    target = "torch" if name == "torch" else f"{name} (and the torch it requires)"
+    return ("error", f"the installed {name} {installed} does not satisfy `{req}`, so pip would replace {target} "
+            "with a build from PyPI (a CUDA build)")
+
+
+def _contains(spec: SpecifierSet, version: str) -> bool:
+    try:
+        return spec.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return True  # an unparsable installed version: do not guess
+
+
+def _node_requirements(ctx, node: str) -> list[tuple[str, int, str]]:
+    out = []
+    for name, parse in (("requirements.txt", requirement_lines), ("pyproject.toml", pyproject_dependencies)):
+        path = f"{node}/{name}"
+        try:
+            text = ctx.root.read_text(path, REQUIREMENTS_MAX)
+        except HostReadError as exc:
+            if exc.failure.name not in ("MISSING",):
+                log.debug("cannot read %s: %s", path, exc)
+            continue
+        out += [(path, number, line) for number, line in parse(text)]
+    return out
+
+
+def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
+    env = comfy.env
+    assert env is not None and env.torch is not None
+    torch_version = env.torch.version
+    findings = []
+    for node in comfy.custom_nodes:
+        evidence: list[Evidence] = []
+        worst = "warning"
+        for path, number, line in _node_requirements(ctx, node):
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if req.name.lower() not in TORCH_FAMILY:
+                continue
+            if req.marker is not None and not req.marker.evaluate({"sys_platform": "linux", "platform_system": "Linux",
+                                                                  "os_name": "posix"}):
+                continue
+            verdict = judge_requirement(req, _installed(env, req.name.lower()), torch_version)
+            if verdict is None:
+                continue
+            severity, why = verdict
+            worst = "error" if severity == "error" else worst
+            evidence.append(Evidence(f"{line}: {why}", path, number or None))
+        if not evidence:
+            continue
+        node_name = node.rsplit("/", 1)[-1]
+        constraints = [f"torch=={torch_version}"] + [f"{n}=={v}" for n in ("torchvision", "torchaudio")
+                                                     if (v := env.version_of(n))]
+        steps = (f"Do not run `pip install -r` on {node_name}'s requirements as they are: pip would replace the ROCm "
+                 "torch. Leave the node's files unchanged.",
+                 f"Write the installed versions to a constraints file, e.g. `{constraints_file_command(constraints)}`.",
+                 f"Install the node's requirements under it: `{env.python} -m pip install -r {node}/requirements.txt "
+                 "-c ~/rocm-torch-constraints.txt` (pip then refuses instead of swapping torch).",
+                 "If the node really needs a newer torch, install that version from PyTorch's ROCm index instead: "
+                 f"`{env.python} -m pip install --force-reinstall 'torch>=<version>' torchvision torchaudio "
+                 f"--index-url {index_url(choose_index(env.torch.rocm_version)[0])}`.")
+        evidence.append(Evidence(f"installed: torch {torch_version} ({env.torch.decided_by})",
+                                 env.torch.metadata or env.torch.site_packages))
+        findings.append(Failed(evidence=evidence, subject=node,
+                               severity=Severity.ERROR if worst == "error" else Severity.WARNING,
+                               title=f"Custom node {node_name} would replace the ROCm torch in {env.path}",
+                               fix=Fix("pip-constrain-torch", False, steps, None)))
+    return findings
+
+
+def constraints_file_command(pins: list[str]) -> str:
+    return f"printf '%s\\n' {' '.join(pins)} > ~/rocm-torch-constraints.txt"
+
+
+@check("torch-pinned-by-custom-node", AREA)
+def torch_pinned_by_custom_node(ctx):
+    discovery = _envs(ctx)
+    if not discovery.comfyui:
+        return Skipped(f"no ComfyUI install was found{_notes(discovery)}")
+    outcomes: list = []
+    for comfy in discovery.comfyui:
+        env = comfy.env
+        if env is None or env.torch is None:
+            outcomes.append(Skipped(f"{comfy.path}: its Python environment or torch was not found"))
+            continue
+        if env.torch.build != "rocm":
+            outcomes.append(Skipped(f"{comfy.path}: torch is not a ROCm build (see torch-wheel-mismatch)"))
+            continue
+        found = _pinned_outcomes(ctx, comfy)
+        outcomes += found or [Passed(f"{comfy.path}: no custom node pins torch against {env.torch.version}")]
+    return outcomes
+
+
+# -- pynvml-breaks-rocm-torch ------------------------------------------------------------------------
+
+# pytorch#133259: with pynvml importable, ROCm torch.cuda.device_count() takes the amdsmi path and
+# crashes with NameError when amdsmi is not installed. The amdsmi path arrived in the 2.4 cycle
+# (2.3.0+rocm6.0 is unaffected: vladmandic/sdnext#3181); reported on 2.4.0+rocm6.1 (#133259) and
+# still on 2.4.1 (sdnext#3181, Haidra-Org/horde-worker-reGen#324). Fixed by pytorch PR #132990,
+# merged 2024-08-19, before the 2.5 branch cut of 2024-09-09 (PR #135506), so 2.5.0 has it; AMD
+# cherry-picked it into its ROCm 6.2.1 builds (ROCm/pytorch PR #1535).
+FIX_MERGED = 20240819
+
+
+def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
+    """(severity, words) for a ROCm torch version beside pynvml; None when it is not affected."""
+    if not version:
+        return ("warning", "its version is unknown, so it may crash")
+    public, _, local = version.partition("+")
+    try:
+        v = Version(public)
+    except InvalidVersion:
+        return ("warning", f"version {version} is not a PEP 440 version, so it may crash")
+    if v < Version("2.4.0.dev0"):
+        return None
+    if v >= Version("2.5.0rc0"):
+        return None
+    if v.release[:2] == (2, 5) and v.dev is not None:  # a 2.5.0 nightly
+        date = v.dev
+        if date >= FIX_MERGED + 1:
+            return None
+        return ("warning", f"nightly {version} predates the fix (pytorch PR #132990, merged 2024-08-19), so "
+                "torch.cuda may crash")
+    match = re.match(r"rocm(\d+)\.(\d+)(?:\.(\d+))?", local)
+    if match:
+        rocm = tuple(int(x or 0) for x in match.groups())
+        if rocm >= (6, 2, 1):
+            return None  # AMD's builds for ROCm 6.2.1+ carry the fix (ROCm/pytorch PR #1535)
+        if rocm[:2] == (6, 2):
+            return ("warning", f"{version} is a 2.4 build for ROCm 6.2 without a patch level; only AMD's ROCm "
+                    "6.2.1 builds are known to carry the fix, so torch.cuda may crash")
+    return ("error", f"torch {version} lacks the fix (pytorch PR #132990, first in 2.5.0), so "
+            "torch.cuda.device_count() crashes with `NameError: name 'amdsmi' is not defined`")
+
+
+def _pynvml_dists(env: PythonEnv) -> list[tuple[str, str, str]]:
+    out = []
+    for name in ("pynvml", "nvidia-ml-py", "nvidia-ml-py3"):
+        entry = env.packages.get(name)
+        if entry:
+            out.append((name, entry[0], entry[1]))
+    return out
+
+
+def _pynvml_requirers(ctx, env: PythonEnv) -> list[Evidence]:
+    out = []
+    discovery = _envs(ctx)
+    for comfy in discovery.comfyui:
+        if comfy.env is not env:
+            continue
+        for node in comfy.custom_nodes:
+            for path, number, line in _node_requirements(ctx, node):
+                if re.match(r"(pynvml|nvidia-ml-py3?)\b", line, re.I):
+                    out.append(Evidence(f"{line} (custom node {node.rsplit('/', 1)[-1]})", path, number or None))
+    return out
+
+
+@check("pynvml-breaks-rocm-torch", AREA)
+def pynvml_breaks_rocm_torch(ctx):
+    discovery = _envs(ctx)
+    envs = [e for e in _torch_envs(discovery) if e.torch is not None and e.torch.build == "rocm"]
+    if not envs:
+        return Skipped(f"no Python environment with a ROCm torch was found{_notes(discovery)}")
+    outcomes: list = []
+    for env in envs:
+        info = env.torch
+        assert info is not None
+        dists = _pynvml_dists(env)
+        if not dists:
+            outcomes.append(Passed(f"{env.path}: no pynvml / nvidia-ml-py"))
+            continue
+        if env.version_of("amdsmi"):
+            outcomes.append(Passed(f"{env.path}: the amdsmi Python package is installed, so torch's amdsmi path works"))
+            continue
+        verdict = pynvml_verdict(info.version)
+        if verdict is None:
+            outcomes.append(Passed(f"{env.path}: torch {info.version} has the fix for pynvml (pytorch PR #132990)"))
+            continue
+        severity, words = verdict
+        evidence = [Evidence(f"{name} {version} is installed", path) for name, version, path in dists]
+        if info.metadata_version_line:
+            evidence.append(_ev(info.metadata_version_line))
+        evidence += _pynvml_requirers(ctx, env)
+        names = " ".join(name for name, _v, _p in dists)
+        index, _why = choose_index(info.rocm_version, machine_gpus(ctx.root).gfx_targets)
+        if index == "rocm6.0":  # that index's newest torch may predate 2.5; rocm6.1 onwards hold 2.5+/2.6
+            index = DEFAULT_INDEX
+        steps = (f"Uninstall it from this environment: `{env.python} -m pip uninstall -y {names}`.",
+                 "Or, if a custom node needs pynvml, upgrade torch to 2.5 or newer from the ROCm index instead: "
+                 f"`{env.python} -m pip install --upgrade torch torchvision torchaudio "
+                 f"--index-url {index_url(index)}`.")
+        outcomes.append(Failed(
+            evidence=evidence, subject=env.path, severity=Severity(severity),
+            details=f"In {env.path}: {words}.",
+            title=(f"pynvml crashes the ROCm torch in {env.path}" if severity == "error"
+                   else f"pynvml may crash the ROCm torch in {env.path}"),
+            fix=Fix("pip-uninstall-pynvml", False, steps, ("pip-uninstall-pynvml", env.path))))
+    return outcomes

@@ -1,0 +1,278 @@
+"""torch-wheel-mismatch, torch-pinned-by-custom-node and pynvml-breaks-rocm-torch on fake roots."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.requirements import Requirement
+
+import rocmdesk.diagnosis.checks.python_torch as pt
+from rocmdesk.diagnosis import engine, torch_index
+from rocmdesk.diagnosis.context import DiagnosisContext
+from rocmdesk.diagnosis.metadata import load_metadata
+from rocmdesk.diagnosis.model import Severity, Status
+from rocmdesk.host import HostRoot
+from tests.support.python_envs import CRYSTOOLS_REQUIREMENTS, dist_info, make_comfyui, make_venv, site_of, write
+
+MISMATCH = "torch-wheel-mismatch"
+PINNED = "torch-pinned-by-custom-node"
+PYNVML = "pynvml-breaks-rocm-torch"
+COMFY = "home/alice/ComfyUI"
+VENV = f"/{COMFY}/venv"
+
+
+def amd_machine(root, gfx=110000, nvidia=False):
+    write(root / "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
+    write(root / "sys/bus/pci/devices/0000:03:00.0/class", "0x030000\n")
+    write(root / "sys/class/kfd/kfd/topology/nodes/1/properties", f"gfx_target_version {gfx}\n")
+    if nvidia:
+        write(root / "sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n")
+        write(root / "sys/bus/pci/devices/0000:01:00.0/class", "0x030200\n")
+
+
+def run(check_id, root, **kw):
+    ctx = DiagnosisContext(HostRoot(root), **kw)
+    return engine.run_check(engine._REGISTRY[check_id], ctx, load_metadata())
+
+
+# -- torch-wheel-mismatch ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "word"), [("cuda", "a CUDA build"), ("cuda-untagged", "a CUDA build"),
+                                            ("cpu", "a CPU-only build")])
+def test_mismatch_fires_for_cuda_and_cpu_builds(tmp_path, kind, word):
+    amd_machine(tmp_path)
+    make_comfyui(tmp_path, COMFY, kind)
+    result = run(MISMATCH, tmp_path)
+    assert result.status is Status.FAIL
+    (finding,) = result.findings
+    assert finding.severity is Severity.ERROR and finding.subject == VENV
+    assert word in finding.title
+    fix = finding.fix
+    assert fix.id == "pip-reinstall-rocm-torch" and fix.privileged is False
+    assert fix.action == ("pip-reinstall-rocm-torch", VENV, "https://download.pytorch.org/whl/rocm6.4")
+    assert fix.steps[0] == (f"`{VENV}/bin/python -m pip install --force-reinstall torch torchvision torchaudio "
+                            "--index-url https://download.pytorch.org/whl/rocm6.4`")
+    assert not any("--extra-index-url https" in s for s in fix.steps)
+    paths = {e.path for e in finding.evidence}
+    assert f"{VENV}/lib/python3.11/site-packages/torch/version.py" in paths
+    if kind == "cuda-untagged":
+        assert any(e.text.startswith("Requires-Dist: nvidia-") for e in finding.evidence)
+        assert any("Version: 2.5.1" == e.text for e in finding.evidence)
+    text = " ".join([finding.explanation, *fix.steps])
+    assert "torch.hip" not in text and "'hip'" not in text.replace("hip = ", "")
+
+
+def test_rocm_build_passes(tmp_path):
+    amd_machine(tmp_path)
+    make_comfyui(tmp_path, COMFY, "rocm")
+    result = run(MISMATCH, tmp_path)
+    assert result.status is Status.PASS and "ROCm 6.2" in result.reason
+
+
+def test_hip_field_beats_a_misleading_tag(tmp_path):
+    amd_machine(tmp_path)
+    make_venv(tmp_path, "home/alice/v", "rocm", version="2.5.1+cu121")  # hip field says ROCm
+    assert run(MISMATCH, tmp_path).status is Status.PASS
+
+
+def test_keeps_previous_rocm_index(tmp_path):
+    amd_machine(tmp_path)
+    prefix = make_venv(tmp_path, "home/alice/v", "cuda", companions=False)
+    dist_info(site_of(prefix), "torchvision", "0.19.1+rocm6.1")
+    finding = run(MISMATCH, tmp_path).findings[0]
+    assert finding.fix.action[2] == "https://download.pytorch.org/whl/rocm6.1"
+    assert "keeps ROCm 6.1" in finding.explanation
+
+
+def test_index_for_rdna4_skips_too_old_previous_index(tmp_path):
+    amd_machine(tmp_path, gfx=120001)
+    prefix = make_venv(tmp_path, "home/alice/v", "cpu", companions=False)
+    dist_info(site_of(prefix), "torchaudio", "2.4.1+rocm6.1")
+    assert run(MISMATCH, tmp_path).findings[0].fix.action[2].endswith("/rocm6.4")
+
+
+@pytest.mark.parametrize(("previous", "gfx", "index"), [
+    (None, [], "rocm6.4"), ("6.2", ["gfx1100"], "rocm6.2"), ("6.2.4", [], "rocm6.2.4"),
+    ("6.1", ["gfx1101"], "rocm6.2.4"), ("6.0", ["gfx1201"], "rocm6.4"), ("5.7", [], "rocm6.4"),
+    ("6.2.41133", [], "rocm6.2"),
+])
+def test_choose_index(previous, gfx, index):
+    assert torch_index.choose_index(previous, gfx)[0] == index
+
+
+def test_mismatch_skips_without_amd_with_nvidia_or_without_envs(tmp_path):
+    make_comfyui(tmp_path, COMFY, "cuda")
+    assert "cannot tell which GPUs" in run(MISMATCH, tmp_path).reason
+    amd_machine(tmp_path, nvidia=True)
+    assert "NVIDIA GPU is present" in run(MISMATCH, tmp_path).reason
+    other = tmp_path / "other"
+    amd_machine(other)
+    assert "no Python environment with torch" in run(MISMATCH, other).reason
+    nv = tmp_path / "nv"
+    write(nv / "sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n")
+    write(nv / "sys/bus/pci/devices/0000:01:00.0/class", "0x030000\n")
+    assert run(MISMATCH, nv).reason == "no AMD GPU on this machine"
+
+
+def test_explicit_env_and_every_env_reported(tmp_path):
+    amd_machine(tmp_path)
+    make_venv(tmp_path, "srv/a", "cpu")
+    make_venv(tmp_path, "home/bob/b", "cuda")
+    result = run(MISMATCH, tmp_path, python_env_paths=["/srv/a"])
+    assert sorted(f.subject for f in result.findings) == ["/home/bob/b", "/srv/a"]
+
+
+# -- torch-pinned-by-custom-node ---------------------------------------------------------------------
+
+
+def pinned(tmp_path, requirements=None, pyproject=None, packages=None, torch="rocm", **kw):
+    amd_machine(tmp_path)
+    files = {}
+    if requirements is not None:
+        files["requirements.txt"] = requirements
+    if pyproject is not None:
+        files["pyproject.toml"] = pyproject
+    make_comfyui(tmp_path, COMFY, torch, nodes={"some-node": files}, packages=packages, **kw)
+    return run(PINNED, tmp_path)
+
+
+@pytest.mark.parametrize("requirements", [
+    "torch\ntorchvision\n",  # unpinned: pip keeps the ROCm build
+    "torch==2.5.1\n",  # PEP 440: ==2.5.1 matches 2.5.1+rocm6.2
+    "torch>=2.1,<2.6\ntorchvision>=0.19\n",
+    CRYSTOOLS_REQUIREMENTS,
+    "torch==2.9.0; sys_platform == 'win32'\n",  # marker false on Linux
+    "# torch==2.6.0\n-r other.txt\n--extra-index-url https://download.pytorch.org/whl/cu121\nnumpy<2\nnot a req ===\n",
+])
+def test_harmless_requirements_pass(tmp_path, requirements):
+    result = pinned(tmp_path, requirements)
+    assert result.status is Status.PASS, [e.text for f in result.findings for e in f.evidence]
+
+
+@pytest.mark.parametrize(("requirements", "line", "severity"), [
+    ("numpy\ntorch>=2.6\n", 2, Severity.ERROR),
+    ("torch==2.4.1\n", 1, Severity.ERROR),
+    ("torch==2.5.1+cu121\n", 1, Severity.ERROR),
+    ("torchvision==0.21.0  # needs new ops\n", 1, Severity.ERROR),
+    ("xformers\n", 1, Severity.WARNING),
+    ("xformers==0.0.28.post3\n", 1, Severity.WARNING),
+])
+def test_replacing_requirements_fire(tmp_path, requirements, line, severity):
+    result = pinned(tmp_path, requirements)
+    assert result.status is Status.FAIL
+    (finding,) = result.findings
+    assert finding.severity is severity
+    node = f"/{COMFY}/custom_nodes/some-node"
+    assert finding.subject == node
+    (ev,) = [e for e in finding.evidence if e.path == f"{node}/requirements.txt"]
+    assert ev.line == line
+    fix = finding.fix
+    assert fix.privileged is False and fix.id == "pip-constrain-torch"
+    steps = " ".join(fix.steps)
+    assert "torch==2.5.1+rocm6.2" in steps and "-c ~/rocm-torch-constraints.txt" in steps
+    assert "sed" not in steps and "Leave the node's files unchanged" in steps
+
+
+def test_installed_xformers_that_satisfies_is_harmless(tmp_path):
+    assert pinned(tmp_path, "xformers>=0.0.27\n", packages={"xformers": "0.0.28.post3"}).status is Status.PASS
+
+
+def test_missing_companion_is_a_warning(tmp_path):
+    result = pinned(tmp_path, "torchaudio\n", companions=False)
+    assert result.findings[0].severity is Severity.WARNING
+    assert "may replace" in result.findings[0].evidence[0].text
+
+
+def test_pyproject_dependencies_with_lines(tmp_path):
+    pyproject = ('[project]\nname = "node"\nversion = "1.0"\ndependencies = [\n  "numpy",\n'
+                 '  "torch>=2.7.0",\n]\n\n[tool.comfy]\nPublisherId = "x"\n')
+    result = pinned(tmp_path, None, pyproject)
+    (ev,) = [e for e in result.findings[0].evidence if e.path.endswith("pyproject.toml")]
+    assert ev.line == 6 and ev.text.startswith("torch>=2.7.0")
+
+
+def test_garbage_pyproject_and_unreadable_requirements(tmp_path, monkeypatch):
+    result = pinned(tmp_path, None, "[project\ndependencies = [torch>=9")
+    assert result.status is Status.PASS
+    real = HostRoot.read_text
+
+    def deny(self, path, max_bytes=1 << 20):
+        if str(path).endswith("requirements.txt"):
+            raise pt.HostReadError.from_oserror(PermissionError(13, "denied"), str(path))
+        return real(self, path, max_bytes)
+
+    monkeypatch.setattr(HostRoot, "read_text", deny)
+    other = tmp_path / "b"
+    assert pinned(other, "torch>=2.6\n").status is Status.PASS  # unreadable: nothing proven
+
+
+def test_pinned_skips(tmp_path):
+    assert "no ComfyUI install" in run(PINNED, tmp_path).reason
+    assert "not a ROCm build" in pinned(tmp_path / "a", "torch>=2.6\n", torch="cuda").reason
+    make_comfyui(tmp_path / "b", COMFY, venv=None, nodes={"n": {"requirements.txt": "torch>=2.6\n"}})
+    assert "environment or torch was not found" in run(PINNED, tmp_path / "b").reason
+
+
+def test_judge_requirement_pep440():
+    assert pt.judge_requirement(Requirement("torch==2.5.1"), "2.5.1+rocm6.2", "2.5.1+rocm6.2") is None
+    assert pt.judge_requirement(Requirement("torch>=2.6"), "2.5.1+rocm6.2", "2.5.1+rocm6.2")[0] == "error"
+    assert pt.judge_requirement(Requirement("torch>=2.6.0.dev0"), "2.6.0.dev20241112+rocm6.2", "x") is None
+    assert pt.judge_requirement(Requirement("torch"), None, None) is None
+
+
+# -- pynvml-breaks-rocm-torch ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    ("2.3.1+rocm6.0", None), ("2.4.0+rocm6.1", "error"), ("2.4.1+rocm6.1", "error"),
+    ("2.4.0.dev20240523+rocm6.1", "error"), ("2.5.0.dev20240801+rocm6.1", "warning"),
+    ("2.5.0.dev20240901+rocm6.1", None), ("2.5.0+rocm6.2", None), ("2.5.1+rocm6.2", None),
+    ("2.6.0+rocm6.2.4", None), ("2.4.0+rocm6.2.1", None), ("2.4.0+rocm6.2.3", None),
+    ("2.4.0+rocm6.2", "warning"), ("2.4.1", "error"), ("not-a-version", "warning"), (None, "warning"),
+])
+def test_pynvml_verdict(version, expected):
+    verdict = pt.pynvml_verdict(version)
+    assert (verdict[0] if verdict else None) == expected
+
+
+def test_pynvml_fires_on_old_rocm_torch_with_crystools(tmp_path):
+    amd_machine(tmp_path)
+    make_comfyui(tmp_path, COMFY, "rocm-old", packages={"pynvml": "11.5.3", "nvidia-ml-py": "12.560.30"},
+                 nodes={"ComfyUI-Crystools": {"requirements.txt": CRYSTOOLS_REQUIREMENTS}})
+    result = run(PYNVML, tmp_path)
+    assert result.status is Status.FAIL
+    (finding,) = result.findings
+    assert finding.severity is Severity.ERROR and finding.subject == VENV
+    assert "NameError: name 'amdsmi' is not defined" in finding.explanation
+    texts = [e.text for e in finding.evidence]
+    assert "pynvml 11.5.3 is installed" in texts and "nvidia-ml-py 12.560.30 is installed" in texts
+    crystools = [e for e in finding.evidence if "Crystools" in e.text]
+    assert crystools and crystools[0].line == 5
+    fix = finding.fix
+    assert fix.privileged is False and fix.action == ("pip-uninstall-pynvml", VENV)
+    assert f"`{VENV}/bin/python -m pip uninstall -y pynvml nvidia-ml-py`" in fix.steps[0]
+    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in fix.steps[1]
+
+
+def test_pynvml_harmless_cases(tmp_path):
+    amd_machine(tmp_path)
+    make_comfyui(tmp_path, COMFY, "rocm", packages={"pynvml": "11.5.3"})  # 2.5.1: fixed
+    result = run(PYNVML, tmp_path)
+    assert result.status is Status.PASS and "#132990" in result.reason
+    other = tmp_path / "o"
+    make_comfyui(other, COMFY, "rocm-old", packages={"pynvml": "11.5.3", "amdsmi": "24.6.3"})
+    assert "amdsmi Python package is installed" in run(PYNVML, other).reason
+    none = tmp_path / "n"
+    make_comfyui(none, COMFY, "rocm-old")
+    assert run(PYNVML, none).status is Status.PASS
+
+
+def test_pynvml_may_is_a_warning(tmp_path):
+    make_venv(tmp_path, "home/alice/v", "rocm", version="2.4.0+rocm6.2", packages={"nvidia-ml-py": "12.0"})
+    finding = run(PYNVML, tmp_path).findings[0]
+    assert finding.severity is Severity.WARNING and "may crash" in finding.title
+
+
+def test_pynvml_skips_without_rocm_torch(tmp_path):
+    make_venv(tmp_path, "home/alice/v", "cuda", packages={"pynvml": "11.5.3"})
+    assert "no Python environment with a ROCm torch" in run(PYNVML, tmp_path).reason
