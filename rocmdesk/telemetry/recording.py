@@ -198,7 +198,7 @@ def parse_lines(lines: Iterable[str], name: str = "?") -> Recording:
     recording = Recording(
         name=str(header.get("name") or name), gpus=gpus, static=static, frames=frames, interval_s=interval,
         title=str(header.get("title") or ""), description=str(header.get("description") or ""),
-        demo=bool(header.get("demo", True)), process_info=process_info,
+        demo=header.get("demo") is True, process_info=process_info,
         meta={k: v for k, v in header.items() if k not in known},
     )
     validate(recording)
@@ -257,6 +257,8 @@ def read_recording(path: str | os.PathLike[str]) -> Recording:
             text = _gunzip(raw)
         except (OSError, EOFError, zlib.error) as exc:
             raise RecordingError(f"recording {path} is damaged ({exc})") from exc
+    elif len(raw) > MAX_RECORDING_BYTES:
+        raise RecordingError(f"recording {path} is larger than {MAX_RECORDING_BYTES >> 20} MB")
     else:
         text = raw
     try:
@@ -270,7 +272,7 @@ def _gunzip(raw: bytes) -> bytes:
     decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
     out = decompressor.decompress(raw, MAX_RECORDING_BYTES)
     if decompressor.unconsumed_tail:
-        raise OSError(f"more than {MAX_RECORDING_BYTES} bytes uncompressed")
+        raise RecordingError(f"recording is larger than {MAX_RECORDING_BYTES >> 20} MB uncompressed")
     if not decompressor.eof:
         raise EOFError("compressed data ends early (truncated file)")
     return out

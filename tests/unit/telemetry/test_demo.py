@@ -443,3 +443,28 @@ def test_json_lines_are_public_names(mi300x):
     assert data["demo"] is True
     assert {"card", "pci", "name", "gfx_target", "temperature_c", "power_w", "power_cap_w", "vram_used_bytes",
             "vram_total_bytes", "gpu_busy_percent", "sclk_mhz", "mclk_mhz", "unavailable"} <= set(data["gpus"][0])
+
+
+def test_recordings_without_the_demo_flag_are_not_demo_but_replays_are(tmp_path):
+    lines = _lines(tiny_recording())
+    lines[0] = lines[0].replace('"demo":true,', "")
+    path = tmp_path / "captured.jsonl"
+    path.write_text("\n".join(lines))
+    recording = read_recording(path)
+    assert recording.demo is False
+    assert recording.snapshot(0, 1.0).demo is False  # a support bundle's history is real data
+    assert DemoBackend(recording, clock=FakeClock()).sample().demo is True  # replayed as the demo: labelled
+
+
+def test_oversized_recordings_are_refused(tmp_path, monkeypatch):
+    import rocmdesk.telemetry.recording as recording_module
+
+    gz = tmp_path / "big.jsonl.gz"
+    write_recording(gz, tiny_recording(frames=50))
+    plain = tmp_path / "big.jsonl"
+    plain.write_bytes(gzip.decompress(gz.read_bytes()))
+    monkeypatch.setattr(recording_module, "MAX_RECORDING_BYTES", 1000)
+    with pytest.raises(RecordingError, match="larger than"):
+        read_recording(gz)
+    with pytest.raises(RecordingError, match="larger than"):
+        read_recording(plain)
