@@ -1,0 +1,409 @@
+"""Driver checks: each fires on its scenario and stays silent on the clean workstation."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from rocmdesk.diagnosis.model import Severity, Status
+from rocmdesk.host import HostReadError, HostRoot, ReadFailure, RecordedRunner
+from tests.support import scenarios as sc
+
+
+@pytest.fixture
+def root(tmp_path):
+    return sc.clean_workstation(tmp_path / "root")
+
+
+def only_finding(result):
+    assert result.status is Status.FAIL, result
+    assert len(result.findings) == 1, result.findings
+    return result.findings[0]
+
+
+# -- amdgpu-not-loaded ---------------------------------------------------------------------------
+
+
+def test_not_loaded_fires_when_gpu_unbound(root):
+    sc.unload_amdgpu(root)
+    finding = only_finding(sc.run_check(root, "amdgpu-not-loaded"))
+    assert finding.severity is Severity.ERROR
+    assert finding.subject == sc.GPU_PCI
+    texts = [e.text for e in finding.evidence]
+    assert any("1002:744c" in t and "no driver bound" in t for t in texts)
+    assert any("does not list amdgpu" in t for t in texts)
+    assert "0000:03:00.1" not in finding.subject  # the GPU's HDMI audio function is not a GPU
+
+
+def test_not_loaded_mentions_radeon_binding(root):
+    sc.unbind_gpu(root, driver="radeon")
+    finding = only_finding(sc.run_check(root, "amdgpu-not-loaded"))
+    assert any("bound to radeon" in e.text for e in finding.evidence)
+    assert "radeon" in finding.explanation
+
+
+def test_not_loaded_silent_on_clean_and_without_amd_gpu(root, tmp_path):
+    assert sc.run_check(root, "amdgpu-not-loaded").status is Status.PASS
+    bare = tmp_path / "bare"
+    (bare / "sys" / "bus" / "pci" / "devices").mkdir(parents=True)
+    result = sc.run_check(bare, "amdgpu-not-loaded")
+    assert result.status is Status.PASS and "no AMD" in result.reason
+
+
+def test_not_loaded_skips_without_pci_folder(tmp_path):
+    result = sc.run_check(tmp_path, "amdgpu-not-loaded")
+    assert result.status is Status.SKIP and "/sys/bus/pci/devices" in result.reason
+
+
+# -- amdgpu-blacklisted ----------------------------------------------------------------------------
+
+
+def test_blacklist_in_etc_offers_helper_fix(root):
+    sc.unload_amdgpu(root)
+    sc.blacklist_amdgpu(root)
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.severity is Severity.ERROR
+    assert finding.evidence[0].path == "/etc/modprobe.d/blacklist-amdgpu.conf"
+    assert finding.evidence[0].line == 2
+    assert finding.evidence[0].text == "blacklist amdgpu"
+    assert finding.fix.privileged
+    assert finding.fix.action == ("modprobe-unblacklist-amdgpu", "/etc/modprobe.d/blacklist-amdgpu.conf")
+    steps = " ".join(finding.fix.steps)
+    assert "update-initramfs -u -k $(uname -r)" in steps
+    assert steps.count("update-initramfs") == 1
+
+
+def test_install_false_in_usr_lib_is_manual(root):
+    sc.unload_amdgpu(root)
+    sc.blacklist_amdgpu(root, "/usr/lib/modprobe.d/amdgpu-off.conf", "install amdgpu /bin/false")
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    # /lib is a symlink to /usr/lib in the workstation: reported once, under its first name
+    assert finding.evidence[0].path == "/usr/lib/modprobe.d/amdgpu-off.conf"
+    assert finding.fix.action is None
+    assert "dpkg -S" in " ".join(finding.fix.steps)
+
+
+def test_same_name_in_etc_masks_usr_lib(root):
+    sc.blacklist_amdgpu(root, "/usr/lib/modprobe.d/amdgpu-off.conf", "install amdgpu /bin/true")
+    sc.write(root, "/etc/modprobe.d/amdgpu-off.conf", "")
+    assert sc.run_check(root, "amdgpu-blacklisted").status is Status.PASS
+
+
+def test_blacklist_on_cmdline(root):
+    sc.unload_amdgpu(root)
+    sc.add_cmdline(root, "modprobe.blacklist=nouveau,amdgpu")
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.evidence[0].path == "/proc/cmdline"
+    assert any(e.path == "/etc/default/grub" for e in finding.evidence)
+    assert finding.fix.id == "remove-kernel-arg" and finding.fix.action is None
+    assert any("update-grub" in s for s in finding.fix.steps)
+
+
+def test_blacklist_while_loaded_is_a_warning(root):
+    sc.blacklist_amdgpu(root)
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.severity is Severity.WARNING
+    assert "loaded right now" in finding.explanation
+
+
+@pytest.mark.parametrize("line", ["# blacklist amdgpu", "blacklist amdgpu_foo", "blacklist radeon",
+                                  "options amdgpu si_support=1",
+                                  "install amdgpu /sbin/modprobe --ignore-install amdgpu"])
+def test_blacklist_near_misses_do_not_fire(root, line):
+    sc.blacklist_amdgpu(root, line=line)
+    assert sc.run_check(root, "amdgpu-blacklisted").status is Status.PASS
+
+
+def test_blacklist_continuation_line(root):
+    sc.write(root, "/etc/modprobe.d/x.conf", "install amdgpu \\\n  /bin/false\n")
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.evidence[0].line == 1
+
+
+# -- nomodeset ---------------------------------------------------------------------------------------
+
+
+def test_nomodeset_fires_with_grub_line(root):
+    sc.unload_amdgpu(root)
+    sc.add_cmdline(root, "nomodeset")
+    finding = only_finding(sc.run_check(root, "nomodeset"))
+    assert finding.severity is Severity.ERROR
+    assert {e.path for e in finding.evidence} == {"/proc/cmdline", "/etc/default/grub"}
+    grub = next(e for e in finding.evidence if e.path == "/etc/default/grub")
+    assert grub.line == 5 and "nomodeset" in grub.text
+    assert any("update-grub" in s for s in finding.fix.steps)
+
+
+def test_amdgpu_modeset_0_fires(root):
+    sc.add_cmdline(root, "amdgpu.modeset=0")
+    finding = only_finding(sc.run_check(root, "nomodeset"))
+    assert "amdgpu.modeset=0" in finding.evidence[0].text
+
+
+def test_modeset_1_overrides_nomodeset_when_loaded(root):
+    sc.add_cmdline(root, "nomodeset", "amdgpu.modeset=1")
+    result = sc.run_check(root, "nomodeset")
+    assert result.status is Status.PASS and "overrides" in result.reason
+
+
+def test_modeset_1_did_not_help_on_this_kernel(root):
+    sc.unload_amdgpu(root)
+    sc.add_cmdline(root, "nomodeset", "amdgpu.modeset=1")
+    finding = only_finding(sc.run_check(root, "nomodeset"))
+    assert "newer kernels" in finding.explanation
+
+
+def test_nomodeset_while_loaded_is_warning(root):
+    sc.add_cmdline(root, "nomodeset")
+    assert only_finding(sc.run_check(root, "nomodeset")).severity is Severity.WARNING
+
+
+def test_nomodeset_skips_without_cmdline(root):
+    (root / "proc" / "cmdline").unlink()
+    result = sc.run_check(root, "nomodeset")
+    assert result.status is Status.SKIP and "no such file" in result.reason
+
+
+def test_fedora_fix_uses_grubby(root):
+    sc.write(root, "/etc/os-release", 'NAME="Fedora Linux"\nID=fedora\nVERSION_ID=41\n')
+    sc.add_cmdline(root, "nomodeset")
+    steps = only_finding(sc.run_check(root, "nomodeset")).fix.steps
+    assert any("grubby --update-kernel=ALL --remove-args=nomodeset" in s for s in steps)
+
+
+# -- secure-boot-blocks-dkms -----------------------------------------------------------------------------
+
+
+def test_secure_boot_blocks_dkms(root):
+    sc.install_dkms_amdgpu(root)
+    sc.unload_amdgpu(root)
+    sc.kernel_log(root, "modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service")
+    finding = only_finding(sc.run_check(root, "secure-boot-blocks-dkms"))
+    assert finding.severity is Severity.ERROR
+    paths = [e.path for e in finding.evidence]
+    assert f"/usr/lib/modules/{sc.KERNEL}/updates/dkms/amdgpu.ko.zst" in paths
+    assert any("Key was rejected" in e.text for e in finding.evidence)
+    assert "mokutil --import /var/lib/shim-signed/mok/MOK.der" in finding.fix.steps[0]
+    assert finding.fix.action is None  # needs a reboot with console interaction
+
+
+@pytest.mark.parametrize("change,reason", [
+    (lambda r: sc.set_secure_boot(r, False), "Secure Boot is off"),
+    (lambda r: None, "is loaded"),
+])
+def test_secure_boot_silent(root, change, reason):
+    sc.install_dkms_amdgpu(root)
+    change(root)
+    result = sc.run_check(root, "secure-boot-blocks-dkms")
+    assert result.status is Status.PASS and reason in result.reason
+
+
+def test_secure_boot_without_dkms_passes(root):
+    sc.unload_amdgpu(root)
+    result = sc.run_check(root, "secure-boot-blocks-dkms")
+    assert result.status is Status.PASS and "in-tree" in result.reason
+
+
+def test_secure_boot_unreadable_efivar_skips(root, monkeypatch):
+    sc.install_dkms_amdgpu(root)
+    sc.unload_amdgpu(root)
+    real = HostRoot.read_bytes
+
+    def deny(self, path, max_bytes=1 << 20):
+        if "SecureBoot" in str(path):
+            raise HostReadError(ReadFailure.PERMISSION, str(path))
+        return real(self, path, max_bytes)
+
+    monkeypatch.setattr(HostRoot, "read_bytes", deny)
+    result = sc.run_check(root, "secure-boot-blocks-dkms")
+    assert result.status is Status.SKIP and "permission denied" in result.reason
+
+
+def test_secure_boot_truncated_efivar_skips(root):
+    sc.install_dkms_amdgpu(root)
+    sc.unload_amdgpu(root)
+    sc.write(root, f"/sys/firmware/efi/efivars/{sc.SECURE_BOOT_NAME}", b"\x06\x00")
+    assert sc.run_check(root, "secure-boot-blocks-dkms").status is Status.SKIP
+
+
+# -- amdgpu-pro-leftover ---------------------------------------------------------------------------------
+
+
+def test_pro_leftover_fires(root):
+    sc.install_amdgpu_pro(root)
+    finding = only_finding(sc.run_check(root, "amdgpu-pro-leftover"))
+    assert finding.severity is Severity.WARNING
+    status_lines = (root / "var/lib/dpkg/status").read_text().splitlines()
+    for e in finding.evidence:
+        if e.path == "/var/lib/dpkg/status":
+            assert status_lines[e.line - 1].startswith("Package: ") and "amdgpu-pro" in status_lines[e.line - 1]
+    assert any(e.path == "/opt/amdgpu-pro" for e in finding.evidence)
+    assert any("amdgpu-install --uninstall" in s for s in finding.fix.steps)
+
+
+def test_rocm_installer_stack_is_not_a_leftover(root):
+    sc.install_dkms_amdgpu(root)  # amdgpu-dkms + amdgpu-core + amdgpu-install: the normal ROCm stack
+    result = sc.run_check(root, "amdgpu-pro-leftover")
+    assert result.status is Status.PASS
+
+
+def test_pro_without_rocm_passes(root):
+    sc.install_amdgpu_pro(root)
+    (root / "opt" / "rocm").unlink()
+    import shutil
+    shutil.rmtree(root / "opt" / "rocm-6.2.4")
+    text = (root / "var/lib/dpkg/status").read_text()
+    blocks = [b for b in text.split("\n\n") if b.strip() and "Package: rocm" not in b and "hip-runtime" not in b]
+    sc.write(root, "/var/lib/dpkg/status", "\n\n".join(blocks) + "\n\n")
+    result = sc.run_check(root, "amdgpu-pro-leftover")
+    assert result.status is Status.PASS and "ROCm is not" in result.reason
+
+
+def test_pro_leftover_from_recorded_rpm(root):
+    (root / "var/lib/dpkg/status").unlink()
+    runner = RecordedRunner()
+    runner.add(["/usr/bin/rpm", "-qa", "--qf", "%{NAME}\n"], stdout="rocm-core\namdgpu-pro-core\nbash\n")
+    finding = only_finding(sc.run_check(root, "amdgpu-pro-leftover", runner=runner))
+    assert any("amdgpu-pro-core" in e.text for e in finding.evidence)
+
+
+def test_pro_leftover_skips_without_package_database(root):
+    (root / "var/lib/dpkg/status").unlink()
+    result = sc.run_check(root, "amdgpu-pro-leftover")
+    assert result.status is Status.SKIP and "package database" in result.reason
+
+
+def test_pro_leftover_from_snapshot_commands_json(root):
+    (root / "var/lib/dpkg/status").unlink()
+    rec = RecordedRunner()
+    rec.add(["/usr/bin/pacman", "-Qq"], stdout="rocm-hip-runtime\namdgpu-pro-oglp\n")
+    sc.write(root, "/rocmdesk/commands.json", json.dumps(rec.to_json()))
+    from rocmdesk.diagnosis.context import DiagnosisContext
+    from rocmdesk.diagnosis.engine import registered_checks, run_checks
+
+    ctx = DiagnosisContext(HostRoot(root))  # runner_for(root) replays the snapshot's recordings
+    result = run_checks(ctx, specs=[s for s in registered_checks() if s.id == "amdgpu-pro-leftover"])[0]
+    assert result.status is Status.FAIL
+
+
+# -- kfd-missing ---------------------------------------------------------------------------------------------
+
+
+def test_kfd_missing_fires(root):
+    sc.remove_kfd(root)
+    finding = only_finding(sc.run_check(root, "kfd-missing"))
+    assert any(e.path == "/dev/kfd" for e in finding.evidence)
+    assert any(e.path == "/proc/modules" and "lists amdgpu" in e.text for e in finding.evidence)
+
+
+def test_kfd_missing_kernel_without_hsa_and_container(root):
+    sc.remove_kfd(root)
+    sc.write(root, f"/boot/config-{sc.KERNEL}", "CONFIG_DRM_AMDGPU=m\n# CONFIG_HSA_AMD is not set\n")
+    sc.write(root, "/.dockerenv", "")
+    finding = only_finding(sc.run_check(root, "kfd-missing"))
+    assert any(e.path == f"/boot/config-{sc.KERNEL}" and e.line == 2 for e in finding.evidence)
+    assert "CONFIG_HSA_AMD" in finding.explanation and "--device=/dev/kfd" in finding.explanation
+
+
+def test_kfd_present_as_regular_file_passes(root):
+    sc.write(root, "/dev/kfd", "")
+    assert sc.run_check(root, "kfd-missing").status is Status.PASS
+
+
+def test_kfd_builtin_amdgpu_counts_as_loaded(root):
+    sc.remove_kfd(root)
+    sc.write(root, "/proc/modules", "nvme 61440 3 - Live 0x0\n")
+    (root / "sys/module/amdgpu/initstate").unlink()  # built in: parameters only
+    assert sc.run_check(root, "kfd-missing").status is Status.FAIL
+
+
+def test_kfd_skips_when_not_loaded_or_no_dev(root, tmp_path):
+    sc.unload_amdgpu(root)
+    assert sc.run_check(root, "kfd-missing").status is Status.SKIP
+    assert sc.run_check(tmp_path / "nothing", "kfd-missing").status is Status.SKIP
+
+
+# -- kernel log checks ---------------------------------------------------------------------------------------
+
+
+def test_firmware_failure_current_boot_only(root):
+    # the clean root's previous boot had a firmware failure: ignored
+    assert sc.run_check(root, "firmware-load-failure").status is Status.PASS
+    sc.kernel_log(root, "amdgpu 0000:03:00.0: Direct firmware load for amdgpu/gc_11_0_0_mes_2.bin failed "
+                        "with error -2")
+    finding = only_finding(sc.run_check(root, "firmware-load-failure"))
+    assert finding.evidence[0].path == "/var/log/kern.log"
+    lines = (root / "var/log/kern.log").read_text().splitlines()
+    assert "gc_11_0_0_mes_2.bin" in lines[finding.evidence[0].line - 1]
+    assert "amdgpu/gc_11_0_0_mes_2.bin" in finding.explanation
+
+
+def test_firmware_failure_from_recorded_dmesg(root):
+    (root / "var/log/kern.log").unlink()
+    runner = RecordedRunner()
+    runner.add(["/usr/bin/dmesg"], stdout="[    0.000000] Linux version 6.8.0\n"
+               "[    3.1] amdgpu 0000:03:00.0: Direct firmware load for amdgpu/psp_13_0_0_sos.bin "
+               "failed with error -2\n")
+    finding = only_finding(sc.run_check(root, "firmware-load-failure", runner=runner))
+    assert finding.evidence[0].path == "dmesg" and finding.evidence[0].line == 2
+
+
+def test_kernel_log_checks_skip_without_log(root):
+    (root / "var/log/kern.log").unlink()
+    for check_id in ("firmware-load-failure", "pcie-atomics-missing", "small-bar"):
+        result = sc.run_check(root, check_id)
+        assert result.status is Status.SKIP and "kernel log" in result.reason
+
+
+def test_kernel_log_unreadable_skips(root):
+    os.unlink(root / "var/log/kern.log")
+    os.mkdir(root / "var/log/kern.log")  # a folder where the file should be
+    assert sc.run_check(root, "pcie-atomics-missing").status is Status.SKIP
+
+
+def test_pcie_atomics(root):
+    assert sc.run_check(root, "pcie-atomics-missing").status is Status.PASS
+    sc.kernel_log(root, "kfd kfd: amdgpu: skipped device 1002:67e3, PCI rejects atomics 730<0")
+    finding = only_finding(sc.run_check(root, "pcie-atomics-missing"))
+    assert "PCI rejects atomics" in finding.evidence[0].text and finding.severity is Severity.ERROR
+
+
+def test_small_bar(root):
+    assert sc.run_check(root, "small-bar").status is Status.PASS  # BAR=32768M on the clean root
+    sc.kernel_log(root, "[drm] Detected VRAM RAM=8176M, BAR=256M")
+    finding = only_finding(sc.run_check(root, "small-bar"))
+    assert finding.severity is Severity.INFO and "BAR=256M" in finding.evidence[0].text
+
+
+def test_small_bar_on_small_vram_apu_is_fine(root):
+    sc.kernel_log(root, "[drm] Detected VRAM RAM=256M, BAR=256M")
+    assert sc.run_check(root, "small-bar").status is Status.PASS
+
+
+@pytest.mark.parametrize("value,fires", [("0xfff7bfff", False), ("0xffffbfff", False), ("0xffffffff", True),
+                                         ("0xfff7ffff", True), ("4294967295", True), ("4294950911", False)])
+def test_overdrive_bit_14(root, value, fires):
+    sc.set_ppfeaturemask(root, value)
+    result = sc.run_check(root, "overdrive-enabled")
+    assert result.status is (Status.FAIL if fires else Status.PASS)
+    if fires:
+        finding = result.findings[0]
+        assert finding.severity is Severity.INFO
+        assert any(e.path == "/proc/cmdline" for e in finding.evidence)
+        assert "PowerPlay" in finding.explanation
+
+
+def test_overdrive_from_modprobe_options(root):
+    sc.set_ppfeaturemask(root, "0xffffffff", on_cmdline=False)
+    sc.write(root, "/etc/modprobe.d/amdgpu.conf", "options amdgpu ppfeaturemask=0xffffffff\n")
+    finding = only_finding(sc.run_check(root, "overdrive-enabled"))
+    assert any(e.path == "/etc/modprobe.d/amdgpu.conf" and e.line == 1 for e in finding.evidence)
+
+
+def test_overdrive_garbage_and_missing_skip(root):
+    sc.write(root, "/sys/module/amdgpu/parameters/ppfeaturemask", "12ab\n")
+    assert sc.run_check(root, "overdrive-enabled").status is Status.SKIP
+    (root / "sys/module/amdgpu/parameters/ppfeaturemask").unlink()
+    assert sc.run_check(root, "overdrive-enabled").status is Status.SKIP
