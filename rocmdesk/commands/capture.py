@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--minutes", type=float, default=10.0, help="telemetry history to keep (default 10)")
     parser.add_argument("--record", type=float, default=0.0, metavar="SECONDS",
                         help="sample the GPUs for this long before capturing (default: one sample)")
-    parser.add_argument("--history", metavar="FILE", help="a telemetry recording (.jsonl.gz) to include")
+    parser.add_argument("--history", metavar="FILE",
+                        help="a telemetry recording (.jsonl.gz, or a demo name) to include")
     parser.add_argument("--python-env", metavar="PATH", action="append", default=[], dest="python_envs",
                         help="also capture this Python environment's torch metadata (repeatable)")
     parser.add_argument("--dry-run", action="store_true", help="print what would be shared; write nothing")
@@ -63,10 +64,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     root = HostRoot(root_dir)
     history = None
     if args.history:
-        from rocmdesk.telemetry.recording import RecordingError, read_recording
+        from rocmdesk.telemetry.recording import RecordingError, load_recording
 
         try:
-            history = read_recording(args.history)
+            history = load_recording(args.history)
         except RecordingError as exc:
             print(f"rocmdesk capture: {exc}", file=err)
             return 2

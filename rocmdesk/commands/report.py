@@ -39,10 +39,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         return 2
     history = None
     if args.history:
-        from rocmdesk.telemetry.recording import RecordingError, read_recording
+        from rocmdesk.telemetry.recording import RecordingError, load_recording
 
         try:
-            history = read_recording(args.history)
+            history = load_recording(args.history)
         except RecordingError as exc:
             print(f"rocmdesk report: {exc}", file=err)
             return 2

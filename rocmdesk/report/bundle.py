@@ -321,7 +321,9 @@ class Collector:
         self._add_parents(real, why)
         if stat.S_ISDIR(st.st_mode):
             self._add_dir(real, why)
-            if "list" in kinds:
+            # Python-environment walkers scan home folders with os.scandir(root.join(...)): a
+            # folder touched there was listed, so keep its names too.
+            if "list" in kinds or ("touch" in kinds and real.startswith("home/")):
                 self.add_listing(real, why)
         elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
             self._add_device(real, st, why)
@@ -356,6 +358,8 @@ class Collector:
                 self.resolve(child, f"{why} (folder listing)")
             elif stat.S_ISDIR(st.st_mode):
                 self._add_dir(child, f"{why} (folder listing)")
+            elif stat.S_ISREG(st.st_mode) and child.startswith("home/") and filters.home_file_ok(child):
+                self._add_file(child, st, f"{why} (folder listing)")  # pyvenv.cfg, main.py: metadata
 
     def _add_device(self, real: str, st: os.stat_result, why: str) -> None:
         owner, group = filters.account_names(self.root, st.st_uid, st.st_gid)

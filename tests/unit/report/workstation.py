@@ -34,6 +34,8 @@ def make_workstation(root: Path, *, gpus: list[GpuSpec] | None = None, render_me
         device = card.resolve() / "device"
         (device / "unique_id").write_text("8f1e2d3c4b5a6978\n")
         (device / "serial_number").write_text("SN-ZX81-99231\n")
+        if not (device / "class").exists():
+            (device / "class").write_text("0x030000\n")  # real sysfs has it; the LACT dumps do not
     write(root / "etc/hostname", HOSTNAME + "\n")
     write(root / "proc/sys/kernel/hostname", HOSTNAME + "\n")
     write(root / "proc/sys/kernel/osrelease", "6.8.0-45-generic\n")
