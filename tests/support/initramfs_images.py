@@ -283,3 +283,25 @@ def make_root(root: Path, generator: str = "initramfs-tools", *, kver: str = KVE
                            modprobe=modprobe_image if modprobe_image is not None else modprobe_live)
     return write(root, image_path_for(generator, kver), build_image(entries, compression, microcode),
                  mtime=image_mtime)
+
+
+def install_matching_initramfs(root: Path, kver: str, generator: str = "initramfs-tools",
+                               compression: str = "zstd") -> Path:
+    """Give an existing root (e.g. scenarios.clean_workstation) the image its generator would build
+    now: the amdgpu module the kernel would load (DKMS before in-tree), byte for byte, and copies of
+    /etc/modprobe.d; the image is newer than every file it copies."""
+    install_generator(root, generator, kver)
+    moddir = root / "usr/lib/modules" / kver
+    module_rel = None
+    for folder in ("updates/dkms", IN_TREE):
+        for suffix in (".ko.zst", ".ko.xz", ".ko"):
+            if (moddir / folder / f"amdgpu{suffix}").is_file():
+                module_rel = f"{folder}/amdgpu{suffix}"
+                break
+        if module_rel:
+            break
+    modprobe = {p.name: p.read_text() for p in sorted((root / "etc/modprobe.d").glob("*.conf"))}
+    newest = max([p.stat().st_mtime for p in (root / "etc/modprobe.d").glob("*.conf")] + [MTIME])
+    entries = main_entries(kver, module=(moddir / module_rel).read_bytes() if module_rel else None,
+                           module_rel=module_rel or "", modprobe=modprobe)
+    return write(root, image_path_for(generator, kver), build_image(entries, compression), mtime=int(newest) + 60)

@@ -151,3 +151,21 @@ def add_gpu_process(root: Path, pid: int, interpreter: str, argv: list[str] | No
 
 
 CRYSTOOLS_REQUIREMENTS = "deepdiff\ntorch\nnumpy\nPillow>=9.5.0\npynvml\npy-cpuinfo\npyamdgpuinfo\n"
+
+
+def install_healthy_comfyui(root: Path, user: str = "alice", pid: int | None = 4321) -> Path:
+    """A ComfyUI with a ROCm torch venv, harmless custom nodes and (optionally) its running process."""
+    comfy = make_comfyui(root, f"home/{user}/ComfyUI", "rocm", nodes={
+        "ComfyUI-Manager": {"requirements.txt": "GitPython\nPyGithub\nmatrix-client==0.4.0\ntransformers\n"
+                                                "huggingface-hub>0.20\ntyper\nrich\ntoml\nuv\nchardet\n"},
+        "ComfyUI-KJNodes": {"requirements.txt": "pillow>=10.3.0\nscipy\ncolor-matcher\nmatplotlib\n"
+                                                "huggingface_hub\nmss\nopencv-python\n"},
+        "comfyui-videohelpersuite": {"pyproject.toml": '[project]\nname = "comfyui-videohelpersuite"\n'
+                                                       'version = "1.4.5"\ndependencies = ["opencv-python",'
+                                                       ' "imageio-ffmpeg"]\n'},
+        "ComfyUI-Custom-Scripts": {"requirements.txt": "torch\ntorchvision\n"},
+    })
+    if pid is not None:
+        python = f"/home/{user}/ComfyUI/venv/bin/python"
+        add_gpu_process(root, pid, python, [python, f"/home/{user}/ComfyUI/main.py", "--listen"])
+    return comfy

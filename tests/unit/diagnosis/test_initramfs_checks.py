@@ -327,3 +327,23 @@ def test_unreadable_live_module_is_not_a_crash(tmp_path, monkeypatch):
 
     monkeypatch.setattr(HostRoot, "read_bytes", deny)
     assert run(STALE, tmp_path).status is Status.PASS  # path matches; bytes unknown: nothing to claim
+
+
+# -- the clean Ubuntu workstation (tests/support/scenarios.py) with a real image and ComfyUI ---------
+
+
+def test_clean_workstation_nothing_of_ours_fires(tmp_path):
+    from tests.support import scenarios
+    from tests.support.initramfs_images import install_matching_initramfs
+    from tests.support.python_envs import install_healthy_comfyui
+
+    root = scenarios.clean_workstation(tmp_path / "ws")
+    install_matching_initramfs(root, scenarios.KERNEL)
+    install_healthy_comfyui(root, scenarios.USER)
+    for check_id in (MISSING, STALE, "torch-wheel-mismatch", "torch-pinned-by-custom-node",
+                     "pynvml-breaks-rocm-torch"):
+        result = scenarios.run_check(root, check_id)
+        assert result.status is Status.PASS, (check_id, result.status, result.reason)
+    # the same root with one thing broken: each fires
+    scenarios.install_dkms_amdgpu(root)
+    assert scenarios.run_check(root, STALE).status is Status.FAIL
