@@ -362,7 +362,7 @@ def simulate_xtx(seed: int = 20251201) -> Recording:
             cache = max(cache, 2.45 * GIB)
         elif what == "decode":
             busy, mem_busy = 100.0 - abs(noise(0, 0.6)), 72 + noise(0, 6)
-            demand = 296 + noise(0, 12)
+            demand = 248 + noise(0, 9)  # memory-bound: busy, but below the cap
             vae_extra = 3.2 * GIB if into < 2.5 else 1.1 * GIB
         elif what == "save":
             busy, mem_busy, demand = rng.uniform(2, 9), rng.uniform(1, 6), 48 + noise(0, 6)
