@@ -266,6 +266,10 @@ class Collector:
         self.notes: list[str] = []
         self.skipped: set[str] = set()
         self.identifiers: set[str] = set()
+        self.gpu_pids = gpu_processes(root)
+
+    def allowed(self, path: str) -> bool:
+        return filters.allowed(path, self.gpu_pids)
 
     # -- path walking ----------------------------------------------------------------------------
     def _src(self, parts: Sequence[str]) -> str:
@@ -298,7 +302,8 @@ class Collector:
             base = [] if target.startswith("/") else list(parts)
             resolved = _lexical("/".join([*base, target])) if not target.startswith("/") else _lexical(target)
             link_path = "/".join([*parts, name])
-            if record_links and filters.allowed(link_path) and link_path not in self.members:
+            if (record_links and self.allowed(link_path) and link_path not in self.members
+                    and _link_ok(link_path, resolved)):
                 self.members[link_path] = RawMember(link_path, "link", why, target=resolved)
             pending.extend(reversed([p for p in resolved.split("/") if p]))
             parts = []
@@ -309,7 +314,7 @@ class Collector:
         real = self.resolve(host_path, why)
         if real is None or real == "":
             return
-        if not filters.allowed(real):
+        if not self.allowed(real):
             if real not in self.skipped:
                 self.skipped.add(real)
             return
@@ -348,7 +353,7 @@ class Collector:
             return
         for name in names:
             child = f"{real}/{name}"
-            if not filters.allowed(child) or child in self.members:
+            if not self.allowed(child) or child in self.members:
                 continue
             try:
                 st = os.lstat(self._src([child]))
@@ -437,6 +442,41 @@ class Collector:
                 self.add_path(child, why)
             elif stat.S_ISDIR(st.st_mode) and depth > 0:
                 self.add_tree(child, why, depth - 1, name_ok)
+
+
+def _link_ok(link_path: str, target: str) -> bool:
+    """A process's fd links are kept only when they point at a GPU device."""
+    if re.match(r"proc/\d+/fd/", link_path):
+        return target.startswith(filters.GPU_DEVICE_PREFIXES)
+    return True
+
+
+MAX_PROCESSES_SCANNED = 4096
+
+
+def gpu_processes(root: HostRoot) -> frozenset[str]:
+    """Pids (as text) of processes holding /dev/kfd or a render node open (bounded scan)."""
+    out = set()
+    proc = os.path.join(root.root, "proc")
+    try:
+        pids = [p for p in os.listdir(proc) if p.isdigit()][:MAX_PROCESSES_SCANNED]
+    except OSError:
+        return frozenset()
+    for pid in pids:
+        fd_dir = os.path.join(proc, pid, "fd")
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds[:1024]:
+            try:
+                target = os.readlink(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if target.lstrip("/").startswith(filters.GPU_DEVICE_PREFIXES):
+                out.add(pid)
+                break
+    return frozenset(out)
 
 
 def _lexical(path: str) -> str:

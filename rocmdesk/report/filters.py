@@ -90,12 +90,23 @@ _RELEVANT_PACKAGE = re.compile(
 )
 
 
-def allowed(path: str) -> bool:
-    """May this host path (without the leading slash) go into a bundle?"""
+_GPU_PROCESS_RE = re.compile(r"^proc/(\d+)(/(comm|cmdline|environ|status|exe|fd|fd/\d+))?$")
+GPU_DEVICE_PREFIXES = ("dev/kfd", "dev/dri/")
+
+
+def allowed(path: str, gpu_pids: frozenset[str] = frozenset()) -> bool:
+    """May this host path (without the leading slash) go into a bundle?
+
+    A process folder only when the process holds a GPU device open (``gpu_pids``), and then only
+    its name, command line, executable, GPU-stack environment and its GPU file descriptors.
+    """
     path = path.strip("/")
     if not path:
         return False
     if path.startswith("proc"):
+        match = _GPU_PROCESS_RE.match(path)
+        if match:
+            return match.group(1) in gpu_pids
         return path in _PROC_OK
     if any(fnmatch.fnmatch(path, pat) for pat in _DENY):
         return False
@@ -160,9 +171,9 @@ def account_names(root: HostRoot, uid: int, gid: int) -> tuple[str | None, str |
 def transform(path: str, data: bytes, red: Redactor, root: HostRoot) -> bytes | None:
     """The bundle's copy of a host file (``path`` without leading slash), reduced and redacted."""
     name = path.rsplit("/", 1)[-1]
-    if path == "proc/self/environ":
+    if re.fullmatch(r"proc/(self|\d+)/environ", path):
         return red.environ(data).encode()
-    if path == "proc/self/status":
+    if re.fullmatch(r"proc/(self|\d+)/status", path):
         keep = ("Name:", "Uid:", "Gid:", "Groups:", "Umask:")
         text = "".join(line + "\n" for line in _text(data).splitlines() if line.startswith(keep))
         return red.text(text).encode()
