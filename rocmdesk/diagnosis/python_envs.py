@@ -392,14 +392,18 @@ def _walk_home(root: HostRoot, home: str, deadline: _Deadline, max_depth: int,
                counter: list[int]) -> Iterable[tuple[str, str]]:
     """Yield (kind, host path) for venvs, conda prefixes and ComfyUI installs under one home.
 
-    Uses lstat-only scandir on the analyst side: symlinks are never followed, so the walk stays
-    inside the home folder whatever the links say.
+    Uses lstat-only scandir on the analyst side; a symlinked folder is followed only when it
+    resolves (inside the root) to a folder of the same home, so the walk never leaves it.
     """
     stack: list[tuple[str, int]] = [(home, 0)]
+    visited: set[str] = set()
     while stack:
         path, depth = stack.pop()
         if deadline.expired() or counter[0] >= MAX_DIRS:
             return
+        if path in visited:
+            continue
+        visited.add(path)
         counter[0] += 1
         try:
             with os.scandir(root.join(path)) as it:
@@ -422,13 +426,27 @@ def _walk_home(root: HostRoot, home: str, deadline: _Deadline, max_depth: int,
             continue
         for name in sorted(names, reverse=True):
             entry = entries[name]
-            if not _is_dir_entry(entry):
-                continue
             if name in SKIP_DIRS or (name.startswith(".") and name not in HIDDEN_OK):
                 continue
             if name == "custom_nodes":
                 continue  # node folders hold code, not environments; listed separately
-            stack.append((f"{path}/{name}", depth + 1))
+            if _is_dir_entry(entry):
+                stack.append((f"{path}/{name}", depth + 1))
+            elif entry.is_symlink():
+                target = _link_inside(root, f"{path}/{name}", home)
+                if target is not None:
+                    stack.append((target, depth + 1))
+
+
+def _link_inside(root: HostRoot, host_path: str, home: str) -> str | None:
+    """The folder a symlink points to, resolved inside the root, when it stays in ``home``."""
+    try:
+        target = root.resolve_host_path(host_path)
+    except HostReadError:
+        return None
+    if not target.startswith(home + "/") or not root.is_dir(target):
+        return None
+    return target
 
 
 def _is_dir_entry(entry: os.DirEntry) -> bool:

@@ -156,6 +156,15 @@ def test_never_follows_symlinks_out_of_home(tmp_path):
     assert paths == {"/home/alice/real"}
 
 
+def test_follows_symlinks_that_stay_in_home(tmp_path):
+    make_comfyui(tmp_path, "home/alice/data/stuff/ComfyUI", "rocm")
+    (tmp_path / "home/alice/ComfyUI").symlink_to("data/stuff/ComfyUI")
+    (tmp_path / "home/alice/data/stuff/back").symlink_to("/home/alice")  # a loop: visited once
+    result = discover(tmp_path, max_depth=1)
+    assert [c.path for c in result.comfyui] == ["/home/alice/data/stuff/ComfyUI"]
+    assert result.comfyui[0].env.path == "/home/alice/data/stuff/ComfyUI/venv"
+
+
 def test_time_budget_and_notes(tmp_path):
     make_venv(tmp_path, "home/alice/venv", "rocm")
     result = discover(tmp_path, time_budget_s=0.0)
