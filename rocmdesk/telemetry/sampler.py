@@ -123,7 +123,7 @@ class Sampler:
         deadline = time.monotonic() + timeout
         joined = True
         for thread in (self._scheduler, self._worker):
-            if thread is not None:
+            if thread is not None and thread is not threading.current_thread():  # stop() from a callback
                 thread.join(max(0.0, deadline - time.monotonic()))
                 joined = joined and not thread.is_alive()
         with self._lock:

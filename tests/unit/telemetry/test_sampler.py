@@ -293,3 +293,19 @@ def test_threads_detect_a_hang_and_leave_it_behind_on_stop():
         backend.release.set()
     assert sampler.wait_idle(WAIT)
     assert rec.snapshots == []  # an answer after stop is not delivered
+
+
+def test_stop_from_inside_a_callback():
+    backend = ScriptedBackend()
+    done = threading.Event()
+    results = []
+
+    def stop_now(snapshot):
+        results.append(sampler.stop(timeout=0.5))
+        done.set()
+
+    sampler = Sampler(backend, stop_now, rate_hz=10.0)
+    sampler.start()
+    assert done.wait(WAIT)
+    assert results == [True] and sampler.status.state == "stopped"
+    assert sampler.wait_idle(WAIT)
