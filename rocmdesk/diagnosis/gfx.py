@@ -107,13 +107,13 @@ _OVERRIDE_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 def parse_override(value: str) -> tuple[GfxVersion | None, str | None]:
     """Parse an HSA_OVERRIDE_GFX_VERSION value the way libhsakmt does: ``%u.%u.%u`` and nothing
     after it, major <= 63, minor and stepping <= 255 [S23]. Returns (version, problem)."""
-    text = value.strip()
+    text = value
     m = _OVERRIDE_RE.fullmatch(text)
     if not m:
-        if text.lower().startswith("gfx"):
+        if text.strip().lower().startswith("gfx"):
             return None, (f"'{value}' is a gfx target name; the variable wants three numbers "
                           "such as 10.3.0")
-        return None, f"'{value}' is not three numbers separated by dots (like 10.3.0)"
+        return None, f"'{value}' is not three numbers separated by dots (like 10.3.0) with nothing around them"
     major, minor, step = (int(g) for g in m.groups())
     if major > MAX_MAJOR:
         return None, f"major {major} is over {MAX_MAJOR}"

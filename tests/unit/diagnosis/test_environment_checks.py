@@ -1,0 +1,262 @@
+"""Environment checks: overrides and visible-devices variables from every source; WSL."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmdesk.diagnosis.checks.environment import judge_visible
+from rocmdesk.diagnosis.facts import parse_env_assignments, parse_environ, parse_systemd_environment
+from rocmdesk.diagnosis.gfx import GfxVersion, parse_override
+from rocmdesk.diagnosis.model import Severity, Status
+from tests.support import scenarios as sc
+
+MISMATCH = "hsa-override-mismatch"
+SUGGESTED = "hsa-override-suggested"
+VISIBLE = "visible-devices-hides-gpus"
+
+
+@pytest.fixture
+def root(tmp_path):
+    return sc.clean_workstation(tmp_path / "root")
+
+
+# -- gfx rules ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("packed,target", [(110000, "gfx1100"), (90010, "gfx90a"), (90402, "gfx942"),
+                                           (100301, "gfx1031"), (90008, "gfx908"), (110003, "gfx1103")])
+def test_gfx_decoding(packed, target):
+    version = GfxVersion.from_packed(packed)
+    assert version.target == target
+    assert GfxVersion.from_target(target) == version
+    assert GfxVersion.from_packed(0) is None
+
+
+@pytest.mark.parametrize("value,ok", [("10.3.0", True), ("11.0.0", True), ("9.0.10", True), ("63.255.255", True),
+                                      ("64.0.0", False), ("10.256.0", False), ("10.3", False), ("gfx1030", False),
+                                      ("10.3.0 ", False), ("10.3.0x", False), ("", False), ("-1.0.0", False)])
+def test_override_parsing(value, ok):
+    version, problem = parse_override(value)
+    assert (version is not None) is ok
+    assert (problem is None) is ok
+
+
+def test_families():
+    assert GfxVersion(10, 3, 0).family != GfxVersion(10, 1, 0).family  # RDNA2 vs RDNA1
+    assert GfxVersion(9, 0, 10).family != GfxVersion(9, 4, 2).family  # CDNA2 vs CDNA3
+    assert GfxVersion(10, 3, 1).family == GfxVersion(10, 3, 0).family
+
+
+# -- sources ---------------------------------------------------------------------------------------
+
+
+def test_env_parsers():
+    assert parse_environ(b"A=1\0B=x=y\0junk\0") == [("A", "1"), ("B", "x=y")]
+    assert parse_env_assignments('export HSA_OVERRIDE_GFX_VERSION="10.3.0" # rx 6700\nX=1\n', True) == [
+        (1, "HSA_OVERRIDE_GFX_VERSION", "10.3.0")]
+    assert parse_env_assignments('HIP_VISIBLE_DEVICES=""\n#A=1\n', False) == [(1, "HIP_VISIBLE_DEVICES", "")]
+    assignments, files = parse_systemd_environment(
+        '[Service]\nEnvironment="A=1" "B=two words"\nEnvironmentFile=-/etc/default/ollama\n')
+    assert assignments == [(2, "A", "1"), (2, "B", "two words")]
+    assert files == [(3, "-/etc/default/ollama")]
+
+
+def test_override_in_session_on_gfx1100(root):
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="10.3.0")
+    result = sc.run_check(root, MISMATCH)
+    assert result.status is Status.FAIL
+    finding = result.findings[0]
+    assert finding.severity is Severity.ERROR
+    assert finding.evidence[0].path == "/proc/self/environ"
+    assert "RDNA2" in finding.explanation and "RDNA3" in finding.explanation
+    assert "supported natively" in finding.explanation
+
+
+def test_native_override_is_harmless(root):
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="11.0.0")
+    assert sc.run_check(root, MISMATCH).status is Status.PASS
+
+
+def test_malformed_override_in_profile(root):
+    sc.export_in_profile(root, "HSA_OVERRIDE_GFX_VERSION", "gfx1030")
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    ev = finding.evidence[0]
+    assert ev.path == f"/home/{sc.USER}/.profile"
+    assert (root / ev.path.lstrip("/")).read_text().splitlines()[ev.line - 1].startswith("export HSA_OVERRIDE")
+    assert "gfx target name" in finding.explanation
+    assert any(".profile" in s for s in finding.fix.steps)
+
+
+def test_override_in_ollama_unit(root):
+    sc.unit_environment(root, "HSA_OVERRIDE_GFX_VERSION", "9.4.2")
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    assert finding.evidence[0].path == "/etc/systemd/system/ollama.service"
+    assert finding.subject == "ollama.service"
+    assert any("systemctl" in s for s in finding.fix.steps)
+
+
+def test_override_in_environment_file_of_unit(root):
+    text = (root / "etc/systemd/system/ollama.service").read_text()
+    sc.write(root, "/etc/systemd/system/ollama.service",
+             text.replace("[Install]", "EnvironmentFile=-/etc/default/ollama\n\n[Install]"))
+    sc.write(root, "/etc/default/ollama", "OLLAMA_HOST=0.0.0.0\nHSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    ev = sc.run_check(root, MISMATCH).findings[0].evidence[0]
+    assert (ev.path, ev.line) == ("/etc/default/ollama", 2)
+
+
+def test_override_in_systemd_drop_in(root):
+    sc.write(root, "/etc/systemd/system/ollama.service.d/override.conf",
+             '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3"\n')
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    assert finding.evidence[0].path == "/etc/systemd/system/ollama.service.d/override.conf"
+    assert finding.subject == "ollama.service"
+
+
+def test_override_in_gpu_process_env(root):
+    sc.gpu_process(root, 5150, "python3", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, device="/dev/dri/renderD128")
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    assert finding.evidence[0].path == "/proc/5150/environ"
+    assert finding.subject == "process 5150 (python3)"
+
+
+def test_process_without_gpu_is_not_read(root):
+    sc.gpu_process(root, 5151, "bash", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, device="/dev/null")
+    assert sc.run_check(root, MISMATCH).status is Status.PASS
+
+
+def test_node_override_on_cpu_node(root):
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION_0="11.0.0")
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    assert "KFD node 0 is a CPU" in finding.explanation
+
+
+def test_node_override_on_gpu_node_is_checked(root):
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION_1="11.0.0")
+    assert sc.run_check(root, MISMATCH).status is Status.PASS
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION_1="10.3.0")
+    assert sc.run_check(root, MISMATCH).status is Status.FAIL
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION_7="11.0.0")
+    assert "does not exist" in sc.run_check(root, MISMATCH).findings[0].explanation
+
+
+def test_global_override_on_mixed_families(root):
+    sc.add_second_gpu(root, "rx6900xt")  # gfx1030 on KFD node 2
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="11.0.0")
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    assert "0000:0a:00.0" in finding.explanation and "mixes GPU families" in finding.explanation
+
+
+def test_rdna1_with_rdna2_override(root):
+    sc.replace_gpu(root, 100100, 0x731F)  # RX 5700 XT, gfx1010
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="10.3.0")
+    assert "RDNA1" in sc.run_check(root, MISMATCH).findings[0].explanation
+
+
+def test_same_family_override_on_unsupported_card_passes(root):
+    sc.replace_gpu(root, 100301, 0x73DF)  # RX 6700 XT, gfx1031
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="10.3.0")
+    assert sc.run_check(root, MISMATCH).status is Status.PASS
+    assert sc.run_check(root, SUGGESTED).status is Status.PASS
+
+
+# -- hsa-override-suggested ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("packed,device,suggestion", [(100301, 0x73DF, "10.3.0"), (100302, 0x73FF, "10.3.0"),
+                                                      (110002, 0x7480, "11.0.0"), (110003, 0x15BF, "11.0.0")])
+def test_override_suggested(root, packed, device, suggestion):
+    sc.replace_gpu(root, packed, device)
+    result = sc.run_check(root, SUGGESTED)
+    assert result.status is Status.FAIL
+    finding = result.findings[0]
+    assert finding.severity is Severity.INFO
+    assert f"HSA_OVERRIDE_GFX_VERSION={suggestion}" in finding.fix.steps[0]
+    assert finding.evidence[0].path == "/sys/class/kfd/kfd/topology/nodes/1/properties"
+
+
+def test_suggestion_per_node_on_mixed_machine(root):
+    sc.add_second_gpu(root, "rx6600")  # gfx1032 on node 2, beside the supported gfx1100
+    finding = sc.run_check(root, SUGGESTED).findings[0]
+    assert "HSA_OVERRIDE_GFX_VERSION_2=10.3.0" in finding.fix.steps[0]
+
+
+@pytest.mark.parametrize("packed", [110000, 110001, 100300, 90402, 90010])
+def test_supported_targets_get_no_suggestion(root, packed):
+    sc.replace_gpu(root, packed, 0x744C)
+    assert sc.run_check(root, SUGGESTED).status is Status.PASS
+
+
+def test_suggestion_skips_without_kfd(root):
+    sc.unload_amdgpu(root)
+    result = sc.run_check(root, SUGGESTED)
+    assert result.status is Status.SKIP and "KFD" in result.reason
+
+
+# -- visible devices -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value,count,hides", [("-1", 1, True), ("", 1, True), ("0", 1, False), ("1", 1, True),
+                                               ("0,1", 2, False), ("0,5", 2, True), ("GPU-4f2a91c3d2b1e0aa", 1, False),
+                                               ("abc", 1, True), ("0", None, False), ("3", None, False)])
+def test_judge_visible(value, count, hides):
+    problem, _kept = judge_visible(value, count)
+    assert (problem is not None) is hides
+
+
+@pytest.mark.parametrize("name", ["ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
+                                  "GPU_DEVICE_ORDINAL"])
+def test_minus_one_hides_all(root, name):
+    sc.session_env(root, **{name: "-1"})
+    finding = sc.run_check(root, VISIBLE).findings[0]
+    assert finding.evidence[0].path == "/proc/self/environ"
+    assert "hides every GPU" in finding.explanation
+
+
+def test_out_of_range_index_in_etc_environment(root):
+    sc.write(root, "/etc/environment", (root / "etc/environment").read_text() + 'HIP_VISIBLE_DEVICES="1"\n')
+    finding = sc.run_check(root, VISIBLE).findings[0]
+    assert (finding.evidence[0].path, finding.evidence[0].line) == ("/etc/environment", 2)
+    assert "out of range" in finding.explanation
+
+
+def test_hip_counts_after_rocr(root):
+    sc.add_second_gpu(root, "rx6900xt")
+    sc.session_env(root, ROCR_VISIBLE_DEVICES="1", HIP_VISIBLE_DEVICES="1")
+    result = sc.run_check(root, VISIBLE)
+    assert [f.evidence[0].text.split("=")[0] for f in result.findings] == ["HIP_VISIBLE_DEVICES"]
+    sc.session_env(root, ROCR_VISIBLE_DEVICES="1", HIP_VISIBLE_DEVICES="0")
+    assert sc.run_check(root, VISIBLE).status is Status.PASS
+
+
+def test_valid_selection_passes(root):
+    sc.session_env(root, HIP_VISIBLE_DEVICES="0")
+    assert sc.run_check(root, VISIBLE).status is Status.PASS
+
+
+# -- WSL ------------------------------------------------------------------------------------------------
+
+
+def test_wsl_fires_and_sysfs_checks_skip(root):
+    assert sc.run_check(root, "wsl-environment").status is Status.PASS
+    sc.make_wsl(root)
+    finding = sc.run_check(root, "wsl-environment").findings[0]
+    assert finding.severity is Severity.INFO
+    assert {e.path for e in finding.evidence} >= {"/proc/version", "/dev/dxg"}
+    for check_id in ("amdgpu-not-loaded", "amdgpu-blacklisted", "nomodeset", "kfd-missing", "overdrive-enabled",
+                     "firmware-load-failure", "user-not-in-render-group", SUGGESTED, "xorg-driver-conflict"):
+        result = sc.run_check(root, check_id)
+        assert result.status is Status.SKIP, check_id
+        assert result.reason.startswith("not applicable under WSL:"), check_id
+
+
+def test_wsl_still_checks_override_format(root):
+    sc.make_wsl(root)
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="11")
+    assert sc.run_check(root, MISMATCH).status is Status.FAIL
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="11.0.0")
+    assert sc.run_check(root, MISMATCH).status is Status.PASS
+
+
+def test_environment_checks_on_empty_root(tmp_path):
+    for check_id in (MISMATCH, VISIBLE, "wsl-environment"):
+        assert sc.run_check(tmp_path, check_id).status is Status.PASS
