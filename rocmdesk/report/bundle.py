@@ -383,13 +383,14 @@ class Collector:
         if rule == filters.LISTING:
             return  # initramfs images: listed separately, never copied
         try:
+            limit = filters.REDUCED_MAX_BYTES if real in filters.REDUCED_FILES else CAPTURE_MAX_FILE_BYTES
             with open(self._src([real]), "rb") as fh:
-                data = fh.read(CAPTURE_MAX_FILE_BYTES + 1)
+                data = fh.read(limit + 1)
         except OSError as exc:
             self.notes.append(f"/{real} could not be read on the source machine ({exc.strerror or exc})")
             return
-        if len(data) > CAPTURE_MAX_FILE_BYTES and rule is None:
-            self.notes.append(f"/{real} left out: larger than {CAPTURE_MAX_FILE_BYTES >> 20} MiB")
+        if len(data) > limit:
+            self.notes.append(f"/{real} left out: larger than {limit >> 20} MiB")
             return
         if os.path.basename(real) in SERIAL_FILE_NAMES:
             value = data.decode("utf-8", "replace").strip()

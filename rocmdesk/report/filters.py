@@ -83,7 +83,7 @@ SHELL_RC = frozenset({".profile", ".bashrc", ".bash_profile", ".zshrc", ".zprofi
 _SYSFS_SKIP = re.compile(r"^(resource\d*(_wc)?|rom|config|remove|rescan|reset|vpd|new_id|remove_id|bind|unbind|"
                          r"driver_override|d3cold_allowed|broken_parity_status|msi_bus|enable)$")
 _RELEVANT_PACKAGE = re.compile(
-    r"^(amdgpu.*|rocm.*|hip.*|hsa.*|rocminfo|rocm-smi.*|amd-smi.*|amdsmi.*|miopen.*|rocblas.*|rccl.*|"
+    r"^(.*amdgpu.*|rocm.*|hip.*|hsa.*|rocminfo|rocm-smi.*|amd-smi.*|amdsmi.*|miopen.*|rocblas.*|rccl.*|"
     r"comgr|.*rocm.*|linux-image-.*|linux-headers-.*|linux-modules-.*|linux-firmware.*|firmware-amd.*|"
     r"xserver-xorg-video-.*|xserver-xorg-core|libdrm-amdgpu.*|mesa-.*|libgl1-mesa-dri|dkms|"
     r"nvidia.*|libnvidia.*|python3-torch.*|initramfs-tools|dracut|mkinitcpio|mokutil|shim-signed)$"
@@ -174,8 +174,8 @@ def transform(path: str, data: bytes, red: Redactor, root: HostRoot) -> bytes | 
     if re.fullmatch(r"proc/(self|\d+)/environ", path):
         return red.environ(data).encode()
     if re.fullmatch(r"proc/(self|\d+)/status", path):
-        keep = ("Name:", "Uid:", "Gid:", "Groups:", "Umask:")
-        text = "".join(line + "\n" for line in _text(data).splitlines() if line.startswith(keep))
+        keep = ("Name:", "Uid:", "Gid:", "Groups:", "Umask:")  # other lines blanked: line numbers stay
+        text = "".join((line if line.startswith(keep) else "") + "\n" for line in _text(data).splitlines())
         return red.text(text).encode()
     if path == "etc/passwd":
         return red.text(_passwd_lines(_text(data), red)).encode()
@@ -221,11 +221,14 @@ def _passwd_lines(text: str, red: Redactor) -> str:
     for line in text.splitlines():
         parts = line.split(":")
         if len(parts) < 7:
+            out.append("")
             continue
         if parts[0] in red.users or parts[2] == "0":
             parts[1] = "x"
             parts[4] = ""  # the full name (GECOS)
             out.append(":".join(parts))
+        else:
+            out.append("")  # blanked, not removed: evidence cites line numbers
     return "".join(f"{line}\n" for line in out)
 
 
@@ -249,22 +252,33 @@ def _group_lines(text: str, root: HostRoot) -> str:
     out = []
     for line in text.splitlines():
         parts = line.split(":")
-        if len(parts) < 4:
-            continue
-        if parts[0] in RELEVANT_GROUPS or (parts[2].isdigit() and int(parts[2]) in gids):
+        if len(parts) >= 4 and (parts[0] in RELEVANT_GROUPS or (parts[2].isdigit() and int(parts[2]) in gids)):
             parts[1] = "x"
             out.append(":".join(parts))
+        else:
+            out.append("")
     return "".join(f"{line}\n" for line in out)
 
 
+# Files whose reduced copy is small even when the original is large (read up to this size).
+REDUCED_FILES = frozenset({"var/lib/dpkg/status", "usr/share/misc/pci.ids", "usr/share/hwdata/pci.ids"})
+REDUCED_MAX_BYTES = 64 << 20
+
+
 def dpkg_relevant(text: str) -> str:
-    """Only the paragraphs of GPU-related packages from ``/var/lib/dpkg/status``."""
-    keep = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        match = re.search(r"^Package:\s*(\S+)", paragraph, re.MULTILINE)
-        if match and _RELEVANT_PACKAGE.match(match.group(1)):
-            keep.append(paragraph.strip("\n"))
-    return "\n\n".join(keep) + ("\n" if keep else "")
+    """``/var/lib/dpkg/status`` with every paragraph but those of GPU-related packages blanked.
+
+    Blank lines instead of removed ones keep the line numbers evidence cites.
+    """
+    out = []
+    keep = False
+    for line in text.split("\n"):
+        if line.startswith("Package:"):
+            keep = bool(_RELEVANT_PACKAGE.match(line.split(":", 1)[1].strip()))
+        elif not line.strip():
+            keep = False
+        out.append(line if keep else "")
+    return "\n".join(out)
 
 
 def pci_ids_amd(text: str) -> str:

@@ -41,6 +41,8 @@ UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 # replacing them everywhere would corrupt unrelated numbers.
 MIN_ID_LEN = 6
 SERIAL_FILE_NAMES = frozenset({"serial_number", "unique_id"})
+# GUIDs that name a standard, not a machine: the EFI global variable namespace.
+WELL_KNOWN_UUIDS = frozenset({"8be4df61-93ca-11d2-aa0d-00e098032b8c"})
 
 
 def keep_env_name(name: str) -> bool:
@@ -122,13 +124,15 @@ class Redactor:
                        if ids else None)
 
     # -- use -----------------------------------------------------------------------------------
-    def text(self, text: str) -> str:
+    def text(self, text: str, uuids: bool = True) -> str:
         """Every identifying string in ``text`` replaced by its placeholder or hash."""
         if self._home_re is not None:
             text = self._home_re.sub(lambda m: self.homes[m.group(0)], text)
         if self._id_re is not None:
             text = self._id_re.sub(lambda m: self.ids[m.group(1)], text)
-        text = UUID_RE.sub(lambda m: self.add_identifier_nocompile(m.group(0)), text)
+        if uuids:
+            text = UUID_RE.sub(lambda m: m.group(0) if m.group(0).lower() in WELL_KNOWN_UUIDS
+                               else self.add_identifier_nocompile(m.group(0)), text)
         if self._host_re is not None:
             text = self._host_re.sub("host1", text)
         if self._user_re is not None:
@@ -141,8 +145,11 @@ class Redactor:
         return self.ids[value]
 
     def path(self, host_path: str) -> str:
-        """A host path with home folders and user names replaced (for member names)."""
-        return self.text(host_path)
+        """A host path with home folders and user names replaced (for member names).
+
+        UUIDs in names stay: they are vendor GUIDs (EFI variables), not this machine's ids.
+        """
+        return self.text(host_path, uuids=False)
 
     def environ(self, raw: bytes | str) -> str:
         """A ``/proc/*/environ`` blob reduced to GPU-stack variables, NUL-separated like the original."""
