@@ -857,7 +857,7 @@ def inspect_host(root, kver: str | None, limits: Limits | None = None) -> HostIn
         else:
             candidates, note = image_candidates(root, generator, kver)
         info.tried += [c for c in candidates if c not in info.tried]
-        existing = [c for c in candidates if root.exists(c)]
+        existing = [c for c in candidates if root.exists(c) or _listing_of(root, c) is not None]
         if existing:
             info.generator, info.generator_evidence = generator, evidence
             info.image_path = existing[0]
@@ -869,8 +869,13 @@ def inspect_host(root, kver: str | None, limits: Limits | None = None) -> HostIn
         info.problem = note or (f"no initramfs image for kernel {kver} ({tried})" if tried
                                 else f"no initramfs image for kernel {kver}")
         return info
+    module_info: dict[str, dict[str, str]] = {}
     try:
-        info.image = read_image(root.real_path(info.image_path), want=_want, limits=limits)
+        listing = None if root.exists(info.image_path) else _listing_of(root, info.image_path)
+        if listing is not None:  # a support snapshot: the bundle holds a listing, not the image
+            info.image, module_info = _read_listing(root, listing, info.image_path)
+        else:
+            info.image = read_image(root.real_path(info.image_path), want=_want, limits=limits)
     except InitramfsError as exc:
         info.problem = f"{info.image_path}: {exc}"
         return info
@@ -889,6 +894,28 @@ def inspect_host(root, kver: str | None, limits: Limits | None = None) -> HostIn
             if captured.data is not None:
                 fp = fingerprint(member.name, captured.data)
             else:
-                fp = ModuleFingerprint(member.name, captured.size, captured.sha256, {})
+                fp = ModuleFingerprint(member.name, captured.size, captured.sha256,
+                                       module_info.get(member.name, {}))
         info.modules.append(ImageModule(member, member_kver, rel, fp))
     return info
+
+
+def _listing_of(root, image_host_path: str) -> str | None:
+    """Host path of a snapshot's listing of ``image_host_path`` (rocmdesk/report/initramfs_listing.py)."""
+    if root.is_live:
+        return None
+    path = f"/rocmdesk/initramfs/{image_host_path.rsplit('/', 1)[-1]}.list"
+    return path if root.is_file(path) else None
+
+
+def _read_listing(root, listing: str, image_host_path: str) -> tuple[InitramfsImage, dict[str, dict[str, str]]]:
+    try:
+        from rocmdesk.report.initramfs_listing import ListingError, module_info, read_listing
+    except ImportError as exc:  # pragma: no cover - the report package ships with the app
+        raise InitramfsError("this build cannot read initramfs listings") from exc
+    try:
+        text = root.read_text(listing, 64 << 20)
+        image = read_listing(text, image_host_path)
+    except (OSError, ListingError) as exc:
+        raise InitramfsError(f"its listing {listing}: {exc}") from exc
+    return image, module_info(text)

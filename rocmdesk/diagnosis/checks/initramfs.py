@@ -153,6 +153,7 @@ def _modprobe_problems(ctx, info: HostInitramfs) -> list[Evidence]:
             log.debug("cannot read %s: %s", path, exc)
             continue
         copy = in_image.get(f"etc/modprobe.d/{name}")
+        member = image.member(f"etc/modprobe.d/{name}")
         if not (_mentions_amdgpu(live) or (copy is not None and _mentions_amdgpu(copy.data))):
             continue
         if copy is not None and copy.data is not None:
@@ -160,7 +161,12 @@ def _modprobe_problems(ctx, info: HostInitramfs) -> list[Evidence]:
                 out.append(Evidence(f"differs from the copy inside the image (modified {_when(mtime)}, "
                                     f"image built {_when(image.mtime)})", path))
                 out += _changed_lines(path, live, copy.data)
-        elif copy is None and mtime > image.mtime:
+        elif member is not None:  # a listing (support snapshot): size and mtime, no bytes
+            if member.size != len(live) or member.mtime != int(mtime):
+                out.append(Evidence(f"differs from the copy inside the image ({len(live)} bytes, modified "
+                                    f"{_when(mtime)}; the image's copy: {member.size} bytes, modified "
+                                    f"{_when(member.mtime)})", path))
+        elif mtime > image.mtime:
             out.append(Evidence(f"mentions amdgpu and was modified {_when(mtime)}, after the image was built "
                                 f"({_when(image.mtime)}); the image has no copy of it", path))
     if image_has_dir:

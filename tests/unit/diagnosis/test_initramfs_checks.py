@@ -347,3 +347,49 @@ def test_clean_workstation_nothing_of_ours_fires(tmp_path):
     # the same root with one thing broken: each fires
     scenarios.install_dkms_amdgpu(root)
     assert scenarios.run_check(root, STALE).status is Status.FAIL
+
+
+# -- support snapshots: the bundle holds a listing of the image, not the image ------------------------
+
+
+def _to_listing(root, image):
+    from rocmdesk.report.initramfs_listing import list_image_lines
+
+    host = "/" + str(image.relative_to(root))
+    text = "\n".join(list_image_lines(str(image), host)) + "\n"
+    write(root, f"rocmdesk/initramfs/{image.name}.list", text)
+    mtime = image.stat().st_mtime
+    image.unlink()
+    return mtime
+
+
+def test_listing_instead_of_image(tmp_path):
+    dkms = fake_module(version="6.16.6", srcversion="DKMSDKMSDKMSDKMSDKMS123")
+    image = make_root(tmp_path / "a", "initramfs-tools", dkms_module=dkms, in_image="in-tree")
+    _to_listing(tmp_path / "a", image)
+    assert run(MISSING, tmp_path / "a").status is Status.PASS
+    assert run(STALE, tmp_path / "a").status is Status.FAIL
+    image = make_root(tmp_path / "b", "dracut", in_image=None)
+    _to_listing(tmp_path / "b", image)
+    assert run(MISSING, tmp_path / "b").status is Status.FAIL
+
+
+def test_listing_keeps_module_identity_and_modprobe_sizes(tmp_path):
+    image = make_root(tmp_path, "initramfs-tools", image_module=fake_module(srcversion="OLDOLDOLDOLDOLDOLDOLD12"),
+                      live_module=fake_module(srcversion="NEWNEWNEWNEWNEWNEWNEW12"),
+                      modprobe_live={"amdgpu.conf": "options amdgpu dc=1\n"})
+    _to_listing(tmp_path, image)
+    finding = _stale(tmp_path)
+    assert any("srcversion OLDOLDOLDOLDOLDOLDOLD12" in e.text for e in finding.evidence)
+    assert not any(e.path == "/etc/modprobe.d/amdgpu.conf" for e in finding.evidence)  # same size and mtime
+    write(tmp_path, "etc/modprobe.d/amdgpu.conf", "options amdgpu dc=0 gpu_recovery=1\n", mtime=MTIME)
+    finding = _stale(tmp_path)
+    assert any(e.path == "/etc/modprobe.d/amdgpu.conf" and "the image's copy" in e.text for e in finding.evidence)
+
+
+def test_damaged_listing_skips(tmp_path):
+    image = make_root(tmp_path, "initramfs-tools")
+    _to_listing(tmp_path, image)
+    write(tmp_path, f"rocmdesk/initramfs/{image.name}.list", "not json\n")
+    result = run(MISSING, tmp_path)
+    assert result.status is Status.SKIP and "listing" in result.reason
