@@ -107,6 +107,8 @@ cat > "$pkg/DEBIAN/postinst" <<'POST'
 #!/bin/sh
 set -e
 if [ "$1" = configure ]; then
+  # Byte-compile once as root (like py3compile); prerm removes the caches again.
+  /usr/bin/python3 -m compileall -q -j 0 /usr/lib/rocmdesk >/dev/null 2>&1 || true
   install -d -m 0700 /var/lib/rocmdesk /var/lib/rocmdesk/backups
   install -d -m 0750 /var/log/rocmdesk
   command -v gtk-update-icon-cache >/dev/null 2>&1 && gtk-update-icon-cache -q /usr/share/icons/hicolor || true
@@ -124,7 +126,13 @@ fi
 command -v update-desktop-database >/dev/null 2>&1 && update-desktop-database -q || true
 exit 0
 POSTRM
-chmod 0755 "$pkg/DEBIAN/postinst" "$pkg/DEBIAN/postrm"
+cat > "$pkg/DEBIAN/prerm" <<'PRERM'
+#!/bin/sh
+set -e
+find /usr/lib/rocmdesk -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
+exit 0
+PRERM
+chmod 0755 "$pkg/DEBIAN/postinst" "$pkg/DEBIAN/postrm" "$pkg/DEBIAN/prerm"
 find "$pkg" -type d -exec chmod 0755 {} +
 
 mkdir -p "$out"

@@ -107,6 +107,16 @@ def test_debian_package_installs_runs_and_removes(tmp_path, system_dbus_and_polk
         version = _run(["/usr/bin/rocmdesk", "--version"], timeout=60)
         assert version.returncode == 0 and version.stdout.startswith("rocmdesk "), version.stderr
 
+        # Resources (demo recordings, check metadata) are found in /usr/share/rocmdesk.
+        demo = _run(["/usr/bin/rocmdesk", "sample", "--backend", "demo", "--count", "1", "--json"], timeout=60)
+        assert demo.returncode == 0, demo.stderr
+        assert len(json.loads(demo.stdout.splitlines()[0])["gpus"]) == 8
+        shot = tmp_path / "installed.png"
+        screenshot = _run(["/usr/bin/rocmdesk", "screenshot", "--demo", "--tab", "overview", "--seconds", "1",
+                           "-o", str(shot)], timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        assert screenshot.returncode == 0, screenshot.stderr[-3000:]
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
         helper = Path("/usr/libexec/rocmdesk/rocmdesk-helper")
         st = helper.stat()
         assert st.st_uid == 0 and st.st_mode & 0o7777 == 0o755
