@@ -1,0 +1,189 @@
+"""The Diagnosis tab: background run with progress, grouping, findings, fix hook, filter, re-run, copy."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+
+from rocmdesk.commands.diagnose import Style, render_text
+from rocmdesk.diagnosis.engine import AREAS
+from rocmdesk.diagnosis.model import Status
+from rocmdesk.host import HostRoot, RecordedRunner
+from rocmdesk.ui.diagnosis_tab import DiagnosisTab
+from tests.support import scenarios as sc
+
+pytestmark = pytest.mark.gui
+
+
+def broken_root(tmp_path):
+    root = sc.clean_workstation(tmp_path / "root")
+    sc.blacklist_amdgpu(root)  # warning: loaded now, blacklisted for next boot (helper fix)
+    sc.remove_user_from_group(root, "render")
+    sc.session_groups(root, [4, sc.UID])  # error: not in render (helper fix)
+    sc.kernel_log(root, "[drm] Detected VRAM RAM=8176M, BAR=256M")  # info, manual
+    return root
+
+
+def make_tab(qtbot, root, **kwargs):
+    ctx = SimpleNamespace(root=HostRoot(root), runner=RecordedRunner(), extras={})
+    tab = DiagnosisTab(ctx, **kwargs)
+    qtbot.addWidget(tab)
+    tab.resize(1300, 800)
+    tab.show()
+    return tab
+
+
+def run(qtbot, tab):
+    with qtbot.waitSignal(tab.diagnosisFinished, timeout=20000):
+        tab.run_all()
+    return tab.report
+
+
+def check_item(tab, check_id):
+    return tab._check_items[check_id]
+
+
+def test_groups_by_area_with_status_and_findings(qtbot, tmp_path):
+    tab = make_tab(qtbot, broken_root(tmp_path))
+    report = run(qtbot, tab)
+    tops = [tab.tree.topLevelItem(i).text(0) for i in range(tab.tree.topLevelItemCount())]
+    assert tops == [a for a in AREAS if any(r.area == a for r in report.results)]
+    assert tops[0] == "Driver" and tops[-1] == "Display"
+    item = check_item(tab, "user-not-in-render-group")
+    assert item.parent().text(0) == "Permissions"
+    assert item.childCount() == 1 and item.isExpanded()
+    assert check_item(tab, "nomodeset").childCount() == 0
+    assert not check_item(tab, "nomodeset").icon(0).isNull()
+    assert "1 errors, 1 warnings, 1 info" in tab.summary.text()
+    assert tab.progress.isHidden() and tab.run_button.isEnabled()
+
+
+def test_finding_details_and_fix_signal(qtbot, tmp_path):
+    tab = make_tab(qtbot, broken_root(tmp_path))
+    run(qtbot, tab)
+    item = check_item(tab, "amdgpu-blacklisted").child(0)
+    tab.tree.setCurrentItem(item)
+    text = tab.detail.toPlainText()
+    assert "amdgpu is blacklisted" in text
+    assert "/etc/modprobe.d/blacklist-amdgpu.conf:2: blacklist amdgpu" in text
+    assert "update-initramfs -u -k $(uname -r)" in text
+    assert tab.evidence_text() == "/etc/modprobe.d/blacklist-amdgpu.conf:2: blacklist amdgpu"
+    tab.copy_evidence()
+    assert QtWidgets.QApplication.clipboard().text() == tab.evidence_text()
+    assert tab.fix_button.isEnabled()
+    with qtbot.waitSignal(tab.fixRequested, timeout=2000) as blocker:
+        tab.fix_button.click()
+    finding = blocker.args[0]
+    assert finding.id == "amdgpu-blacklisted"
+    assert finding.fix.action == ("modprobe-unblacklist-amdgpu", "/etc/modprobe.d/blacklist-amdgpu.conf")
+
+
+def test_manual_only_finding_has_no_fix_button(qtbot, tmp_path):
+    tab = make_tab(qtbot, broken_root(tmp_path))
+    run(qtbot, tab)
+    tab.tree.setCurrentItem(check_item(tab, "small-bar").child(0))
+    assert not tab.fix_button.isEnabled()
+    assert "Manual steps" in tab.fix_hint.text()
+    assert "Resizable BAR" in tab.detail.toPlainText()
+
+
+def test_filter_by_severity(qtbot, tmp_path):
+    tab = make_tab(qtbot, broken_root(tmp_path))
+    run(qtbot, tab)
+    tab.filter_box.setCurrentIndex(2)  # Errors
+    assert tab.visible_check_ids() == ["user-not-in-render-group"]
+    tab.filter_box.setCurrentIndex(4)  # Info
+    assert tab.visible_check_ids() == ["small-bar"]
+    tab.filter_box.setCurrentIndex(1)  # Problems only
+    assert set(tab.visible_check_ids()) == {"amdgpu-blacklisted", "user-not-in-render-group", "small-bar"}
+    hidden_areas = [a for a, it in tab._area_items.items() if it.isHidden()]
+    assert "Environment" in hidden_areas and "Display" in hidden_areas
+    tab.filter_box.setCurrentIndex(0)
+    assert len(tab.visible_check_ids()) == len(tab.report.results)
+
+
+def test_rerun_one_check(qtbot, tmp_path):
+    root = broken_root(tmp_path)
+    tab = make_tab(qtbot, root)
+    run(qtbot, tab)
+    tab.tree.setCurrentItem(check_item(tab, "nomodeset"))
+    sc.add_cmdline(root, "nomodeset")
+    with qtbot.waitSignal(tab.checkRerun, timeout=10000) as blocker:
+        tab.rerun_selected()
+    assert blocker.args[0].id == "nomodeset" and blocker.args[0].status is Status.FAIL
+    assert next(r for r in tab.report.results if r.id == "nomodeset").status is Status.FAIL
+    assert check_item(tab, "nomodeset").childCount() == 1
+    assert "2 warnings" in tab.summary.text()
+
+
+def test_copy_as_text_is_the_cli_text(qtbot, tmp_path):
+    tab = make_tab(qtbot, broken_root(tmp_path))
+    assert tab.as_text() == ""
+    run(qtbot, tab)
+    tab.copy_as_text()
+    import io
+
+    expected = render_text(tab.report, Style(io.StringIO(), enabled=False))
+    assert QtWidgets.QApplication.clipboard().text() == expected
+    assert "/etc/modprobe.d/blacklist-amdgpu.conf:2" in expected
+
+
+def test_broken_run_shows_message(qtbot, tmp_path):
+    def explode(*_a, **_k):
+        raise RuntimeError("engine broke")
+
+    tab = make_tab(qtbot, tmp_path, diagnose_fn=explode)
+    with qtbot.waitSignal(tab._bridge.failed, timeout=5000):
+        tab.run_all()
+    qtbot.waitUntil(lambda: tab.run_button.isEnabled(), timeout=2000)
+    assert "engine broke" in tab.detail.toPlainText()
+    assert not tab.running
+
+
+def test_window_stays_responsive_while_checking(qtbot, tmp_path):
+    from benchmarks.bench_diagnose import build
+
+    root = build(tmp_path, log_mb=8, processes=200)
+    tab = make_tab(qtbot, root)
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QtCore.QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
+    with qtbot.waitSignal(tab.diagnosisFinished, timeout=30000):
+        last[0] = time.perf_counter()
+        tab.run_all()
+        assert tab.running and not tab.run_button.isEnabled()
+    timer.stop()
+    assert gaps, "the event loop never ran during the diagnosis"
+    assert max(gaps) < 0.050, f"event loop stalled {max(gaps) * 1000:.0f} ms"
+
+
+def test_registered_in_window(qtbot, tmp_path, open_window):
+    from rocmdesk.ui.fix_dialog import install_fix_handler
+    from rocmdesk.ui.sources import Source
+    from tests.gui.conftest import FakeBackend
+
+    root = broken_root(tmp_path)
+    backend = FakeBackend(1)
+    session = open_window(Source("snapshot", "test root", HostRoot(root), RecordedRunner(), backend, "fake"),
+                          start=False)
+    window = session.window
+    tab = window.tab_widgets["diagnosis"]
+    assert isinstance(tab, DiagnosisTab)
+    with qtbot.waitSignal(tab.diagnosisFinished, timeout=20000):
+        window.show_tab("diagnosis")
+        if tab.report is None and not tab.running:
+            tab.run_all()
+    assert tab.screenshot_ready()
+    assert install_fix_handler(window)
