@@ -1,0 +1,95 @@
+"""What rocmdesk changed on this machine (the helper's journal), newest first, with Undo."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from PySide6 import QtCore, QtWidgets
+
+from rocmdesk.fixes import journal
+from rocmdesk.host import HostRoot
+from rocmdesk.ui.fix_dialog import FixDialog
+
+log = logging.getLogger(__name__)
+
+
+class ChangesView(QtWidgets.QWidget):
+    """A list of helper runs; Undo opens the fix dialog for ``undo UNDO_ID`` (preview first)."""
+
+    undone = QtCore.Signal(str)
+
+    def __init__(self, root: HostRoot | None = None, parent: QtWidgets.QWidget | None = None,
+                 dialog_factory=None, can_undo: bool | None = None) -> None:
+        super().__init__(parent)
+        self.root = root or HostRoot("/")
+        # undo runs the helper on THIS machine: never offer it for a snapshot's or a recording's journal
+        self.can_undo = self.root.is_live if can_undo is None else can_undo
+        self.dialog_factory = dialog_factory or (lambda action, title, parent: FixDialog(action, title, parent=parent))
+        self.entries: list[journal.JournalEntry] = []
+        self.tree = QtWidgets.QTreeWidget()
+        self.tree.setHeaderLabels(["When", "Change", "Status"])
+        self.tree.setRootIsDecorated(True)
+        self.tree.setAccessibleName("Changes made by rocmdesk")
+        self.tree.itemSelectionChanged.connect(self._update_buttons)
+        self.empty = QtWidgets.QLabel("rocmdesk has not changed anything on this machine.")
+        self.undo_button = QtWidgets.QPushButton("Undo…")
+        self.undo_button.setEnabled(False)
+        self.undo_button.clicked.connect(self.undo_selected)
+        refresh = QtWidgets.QPushButton("Refresh")
+        refresh.clicked.connect(self.refresh)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.undo_button)
+        buttons.addWidget(refresh)
+        buttons.addStretch(1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.tree, 1)
+        layout.addLayout(buttons)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.entries = journal.list_entries(self.root)
+        self.tree.clear()
+        for entry in self.entries:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.time)) if entry.time else "?"
+            status = {"applied": "applied", "undone": "undone", "rolled-back": "failed, rolled back",
+                      "failed": "failed", "pending": "interrupted"}.get(entry.status, entry.status)
+            item = QtWidgets.QTreeWidgetItem([when, entry.summary(), status])
+            item.setData(0, QtCore.Qt.ItemDataRole.UserRole, entry.undo_id)
+            for change in entry.changes:
+                QtWidgets.QTreeWidgetItem(item, ["", change.describe(), ""])
+            self.tree.addTopLevelItem(item)
+        self.empty.setVisible(not self.entries)
+        self.tree.setVisible(bool(self.entries))
+        for column in range(3):
+            self.tree.resizeColumnToContents(column)
+        self._update_buttons()
+
+    def selected_entry(self) -> journal.JournalEntry | None:
+        item = self.tree.currentItem()
+        while item is not None and item.parent() is not None:
+            item = item.parent()
+        if item is None:
+            return None
+        undo_id = item.data(0, QtCore.Qt.ItemDataRole.UserRole)
+        return next((e for e in self.entries if e.undo_id == undo_id), None)
+
+    def _update_buttons(self) -> None:
+        entry = self.selected_entry()
+        self.undo_button.setEnabled(bool(self.can_undo and entry and entry.can_undo))
+
+    def undo_selected(self) -> QtWidgets.QDialog | None:
+        entry = self.selected_entry()
+        if entry is None or not entry.can_undo or not self.can_undo:
+            return None
+        dialog = self.dialog_factory(("undo", entry.undo_id), f"Undo: {entry.summary()}", self)
+        dialog.applied.connect(lambda outcome, uid=entry.undo_id: self._after_undo(outcome, uid))
+        dialog.open()
+        return dialog
+
+    def _after_undo(self, outcome, undo_id: str) -> None:
+        self.refresh()
+        if getattr(outcome, "ok", False):
+            self.undone.emit(undo_id)

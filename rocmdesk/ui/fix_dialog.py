@@ -1,0 +1,320 @@
+"""The Fix dialog: the helper's exact plan, then Apply through pkexec in a QProcess (never a shell).
+
+Both the preview (``rocmdesk-helper --preview ...``, as the user) and Apply
+(``pkexec rocmdesk-helper ...``) run as QProcess with an argv, so the GUI thread never waits.
+Cancel (126) and not authorized (127) get plain messages; ``applied`` carries the outcome so the
+caller can re-run the related check. User-level fixes (pip in a venv) get :class:`PipFixDialog`,
+which runs as the user and never asks for a password.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from rocmdesk.fixes import client
+from rocmdesk.fixes.actions import HELPER_PATH, PKEXEC_CANDIDATES
+from rocmdesk.fixes.pip_fix import PipFixError, PipRun, plan_pip_reinstall
+from rocmdesk.fixes.plan import FixPlan, PlanError, plan_from_helper_output
+from rocmdesk.fixes.requests import FixRequest, request_for_finding
+
+log = logging.getLogger(__name__)
+
+
+def _mono() -> QtGui.QFont:
+    font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
+    return font
+
+
+class FixDialog(QtWidgets.QDialog):
+    """Preview helper action(s), then apply them in order. ``applied(Outcome)`` fires when Apply ends.
+
+    ``action`` is one argv (``("set-power-cap", PCI, "250")``) or a list of them (tuning applies a
+    power cap and a profile together: one preview, one Apply, stopping at the first failure).
+    """
+
+    applied = QtCore.Signal(object)
+    previewed = QtCore.Signal(object)  # list[FixPlan] or PlanError
+
+    def __init__(self, action: Sequence[str] | Sequence[Sequence[str]], title: str = "", steps: Sequence[str] = (),
+                 status: client.HelperStatus | None = None, helper_path: str = HELPER_PATH,
+                 pkexec: str | None = None, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        if action and not isinstance(action[0], str):
+            self.actions = [tuple(a) for a in action]
+        else:
+            self.actions = [tuple(action)]
+        self.action = self.actions[0]
+        self.plans: list[FixPlan] = []
+        self.outcomes: list[client.Outcome] = []
+        self.steps = tuple(steps)
+        self.status = status if status is not None else client.helper_status()
+        self.helper_path = helper_path
+        self.pkexec = pkexec or self.status.pkexec or PKEXEC_CANDIDATES[0]
+        self.plan: FixPlan | None = None
+        self._queue: list[tuple[str, ...]] = []
+        self.outcome: client.Outcome | None = None
+        self._process: QtCore.QProcess | None = None
+        self.setWindowTitle(title or "Fix")
+        self.setMinimumSize(640, 420)
+
+        self.heading = QtWidgets.QLabel(title or "; ".join(" ".join(a) for a in self.actions))
+        self.heading.setWordWrap(True)
+        font = self.heading.font()
+        font.setBold(True)
+        self.heading.setFont(font)
+        self.text = QtWidgets.QPlainTextEdit(readOnly=True)
+        self.text.setFont(_mono())
+        self.text.setAccessibleName("What this fix will change")
+        self.message = QtWidgets.QLabel()
+        self.message.setWordWrap(True)
+        self.message.setAccessibleName("Result")
+        self.buttons = QtWidgets.QDialogButtonBox()
+        self.apply_button = self.buttons.addButton("Apply", QtWidgets.QDialogButtonBox.ButtonRole.AcceptRole)
+        self.apply_button.setEnabled(False)
+        self.close_button = self.buttons.addButton(QtWidgets.QDialogButtonBox.StandardButton.Close)
+        self.apply_button.clicked.connect(self.apply)
+        self.close_button.clicked.connect(self.reject)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.message)
+        layout.addWidget(self.buttons)
+
+        if not self.status.ready:
+            self._show_manual(self.status.message)
+        else:
+            self.text.setPlainText("Asking the helper what this fix would change…")
+            QtCore.QTimer.singleShot(0, self.start_preview)
+
+    # -- preview ------------------------------------------------------------------------------------
+    def _show_manual(self, why: str) -> None:
+        lines = [why, ""]
+        if self.steps:
+            lines.append("Manual steps:")
+            lines.extend(f"{n}. {s}" for n, s in enumerate(self.steps, start=1))
+        self.text.setPlainText("\n".join(lines))
+        self.apply_button.setEnabled(False)
+
+    def start_preview(self) -> None:
+        """Ask the helper for the plan of the next action (one QProcess at a time)."""
+        action = self.actions[len(self.plans)]
+        try:
+            argv = client.preview_argv(action, self.helper_path)
+        except ValueError as exc:
+            self._preview_failed(PlanError(str(exc)))
+            return
+        proc = QtCore.QProcess(self)
+        proc.setProgram(argv[0])
+        proc.setArguments(argv[1:])
+        proc.finished.connect(lambda code, status, p=proc, a=action: self._preview_done(p, a))
+        proc.errorOccurred.connect(lambda err, p=proc: self._process_error(p, err, preview=True))
+        self._process = proc
+        proc.start()
+
+    def _preview_done(self, proc: QtCore.QProcess, action: tuple[str, ...]) -> None:
+        stdout = bytes(proc.readAllStandardOutput().data()).decode("utf-8", "replace")
+        try:
+            self.plans.append(plan_from_helper_output(action, stdout))
+        except PlanError as exc:
+            self._preview_failed(exc)
+            return
+        if len(self.plans) < len(self.actions):
+            self.start_preview()
+            return
+        self.plan = self.plans[0]
+        if len(self.plans) == 1:
+            text = self.plan.text()
+        else:
+            text = "\n\n".join(f"[{' '.join(p.action)}]\n{p.text()}" for p in self.plans)
+        self.text.setPlainText(text)
+        pending = [p for p in self.plans if not p.is_empty]
+        self.apply_button.setEnabled(bool(pending))
+        if not pending:
+            self.message.setText("Nothing to do.")
+        self.previewed.emit(list(self.plans))
+
+    def _preview_failed(self, exc: PlanError) -> None:
+        self._show_manual(f"The helper will not make this change: {exc}")
+        self.message.setText(str(exc))
+        self.previewed.emit(exc)
+
+    def _process_error(self, proc: QtCore.QProcess, error, preview: bool) -> None:
+        if error != QtCore.QProcess.ProcessError.FailedToStart:
+            return
+        text = f"Could not start {proc.program()}: {proc.errorString()}"
+        if preview:
+            self._preview_failed(PlanError(text))
+        else:
+            self._finish(client.Outcome(client.OutcomeKind.FAILED, text))
+
+    # -- apply ------------------------------------------------------------------------------------------
+    def apply(self) -> None:
+        """Run the actions whose plan changes something, one pkexec at a time."""
+        self._queue = [p.action for p in self.plans if not p.is_empty]
+        if not self._queue:
+            return
+        self.outcomes = []
+        self.apply_button.setEnabled(False)
+        self.message.setText("Waiting for the administrator password…")
+        self._apply_next()
+
+    def _apply_next(self) -> None:
+        action = self._queue.pop(0)
+        argv = client.pkexec_argv(action, self.pkexec, self.helper_path)
+        proc = QtCore.QProcess(self)
+        proc.setProgram(argv[0])
+        proc.setArguments(argv[1:])
+        proc.finished.connect(lambda code, status, p=proc: self._apply_done(p, code, status))
+        proc.errorOccurred.connect(lambda err, p=proc: self._process_error(p, err, preview=False))
+        self._process = proc
+        proc.start()
+
+    def _apply_done(self, proc: QtCore.QProcess, code: int, status) -> None:
+        stdout = bytes(proc.readAllStandardOutput().data()).decode("utf-8", "replace")
+        stderr = bytes(proc.readAllStandardError().data()).decode("utf-8", "replace")
+        crashed = status == QtCore.QProcess.ExitStatus.CrashExit
+        outcome = client.outcome_from_exit(None if crashed else code, stdout, stderr)
+        self.outcomes.append(outcome)
+        if outcome.ok and self._queue:
+            self._apply_next()
+            return
+        self._finish(outcome)
+
+    def _finish(self, outcome: client.Outcome) -> None:
+        self.outcome = outcome
+        self._queue = []
+        ids = [o.undo_id for o in self.outcomes if o.undo_id] or ([outcome.undo_id] if outcome.undo_id else [])
+        suffix = f" (undo id {', '.join(ids)})" if ids else ""
+        self.message.setText(outcome.message + suffix)
+        self.apply_button.setEnabled(outcome.kind is client.OutcomeKind.DISMISSED and len(self.outcomes) <= 1)
+        self.applied.emit(outcome)
+
+    def wait_for_process(self, timeout_ms: int = 10000) -> bool:
+        """For tests and shutdown: let the running preview/apply finish."""
+        return self._process is None or self._process.waitForFinished(timeout_ms)
+
+
+class _PipSignals(QtCore.QObject):
+    line = QtCore.Signal(str)
+    done = QtCore.Signal(object)  # exit code or error text
+
+
+class PipFixDialog(QtWidgets.QDialog):
+    """Reinstall ROCm torch into a venv as the user: output streams in, Cancel stops it."""
+
+    finished_run = QtCore.Signal(object)
+
+    def __init__(self, env: str, index_url: str, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Reinstall PyTorch for ROCm")
+        self.setMinimumSize(640, 420)
+        self.text = QtWidgets.QPlainTextEdit(readOnly=True)
+        self.text.setFont(_mono())
+        self.message = QtWidgets.QLabel()
+        self.message.setWordWrap(True)
+        self.buttons = QtWidgets.QDialogButtonBox()
+        self.run_button = self.buttons.addButton("Reinstall", QtWidgets.QDialogButtonBox.ButtonRole.AcceptRole)
+        self.cancel_button = self.buttons.addButton(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.run_button.clicked.connect(self.start)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.message)
+        layout.addWidget(self.buttons)
+        self.signals = _PipSignals(self)
+        self.signals.line.connect(self.text.appendPlainText)
+        self.signals.done.connect(self._done)
+        self.run: PipRun | None = None
+        self._thread: threading.Thread | None = None
+        try:
+            self.plan = plan_pip_reinstall(env, index_url)
+            self.text.setPlainText(self.plan.describe())
+        except PipFixError as exc:
+            self.plan = None
+            self.text.setPlainText(str(exc))
+            self.run_button.setEnabled(False)
+
+    def start(self, save_dir=None) -> None:
+        if self.plan is None or self._thread is not None:
+            return
+        self.run_button.setEnabled(False)
+        self.run = PipRun(self.plan, self.signals.line.emit, save_dir=save_dir)
+
+        def work() -> None:
+            try:
+                self.signals.done.emit(self.run.run())
+            except (PipFixError, OSError) as exc:
+                self.signals.done.emit(str(exc))
+
+        self._thread = threading.Thread(target=work, name="pip-fix", daemon=True)
+        self._thread.start()
+
+    def cancel(self) -> None:
+        if self.run is not None and self._thread is not None and self._thread.is_alive():
+            self.run.cancel()
+            self.message.setText("Stopping…")
+        else:
+            self.reject()
+
+    def _done(self, result) -> None:
+        if isinstance(result, str):
+            self.message.setText(result)
+        elif self.run is not None and self.run.cancelled:
+            self.message.setText("Cancelled. The previous package list is saved in "
+                                 f"{self.run.freeze_file} if you need to restore it.")
+        elif result == 0:
+            self.message.setText("Done. Restart the program that uses this environment.")
+        else:
+            self.message.setText(f"pip failed (exit code {result}). The previous package list is saved in "
+                                 f"{self.run.freeze_file if self.run else '?'}.")
+        self.cancel_button.setText("Close")
+        self._thread = None
+        self.finished_run.emit(result)
+
+
+def open_fix_for_request(request: FixRequest, parent: QtWidgets.QWidget | None = None) -> QtWidgets.QDialog:
+    if request.privileged:
+        return FixDialog(request.action, request.title, request.steps, parent=parent)
+    _name, env, index = request.action
+    return PipFixDialog(env, index, parent)
+
+
+def install_fix_handler(window: QtWidgets.QWidget) -> bool:
+    """Connect the Diagnosis tab's ``fixRequested(finding)`` to the fix dialogs (once per window).
+
+    After a successful fix the tab's ``recheck(check_id)`` runs, when the tab offers it.
+    Returns False when the window has no Diagnosis tab with that signal (yet).
+    """
+    if window.property("rocmdeskFixHandler"):
+        return True
+    tabs = getattr(window, "tab_widgets", {}) or {}
+    diagnosis = tabs.get("diagnosis")
+    signal = getattr(diagnosis, "fixRequested", None)
+    if signal is None:
+        return False
+
+    def on_fix(finding) -> None:
+        request = request_for_finding(finding)
+        if request is None:
+            return
+        dialog = open_fix_for_request(request, window)
+
+        def done(outcome) -> None:
+            ok = getattr(outcome, "ok", outcome == 0)
+            recheck = getattr(diagnosis, "recheck", None)
+            if ok and callable(recheck):
+                recheck(finding.id)
+
+        signal_done = getattr(dialog, "applied", None) or getattr(dialog, "finished_run", None)
+        if signal_done is not None:
+            signal_done.connect(done)
+        dialog.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    signal.connect(on_fix)
+    window.setProperty("rocmdeskFixHandler", True)
+    return True
