@@ -365,7 +365,12 @@ class DiagnosisTab(QtWidgets.QWidget):
         item.setIcon(0, status_icon(status_glyph(result), status_color(result, palette)))
         item.setText(0, result.title if result.status is Status.FAIL else result.id)
         item.setToolTip(0, f"{result.id}: {result.title}")
-        item.setText(1, result.reason)
+        if result.status is Status.FAIL:
+            worst = _worst(result)
+            count = len(result.findings)
+            item.setText(1, f"{worst.value if worst else 'fail'} · {count} finding{'s' if count != 1 else ''}")
+        else:
+            item.setText(1, result.reason)
         item.setToolTip(1, result.reason)
         item.takeChildren()
         for index, finding in enumerate(result.findings):
