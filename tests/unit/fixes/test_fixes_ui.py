@@ -283,3 +283,46 @@ def test_outcome_json_roundtrip_is_what_the_dialog_parses(rig):
     ctx = H.Context(str(rig["root"]), caller_uid=1000, runner=None, kernel_release="6.8.0-1", use_syslog=False)
     result = H.apply_action(ctx, "set-performance-level", [GPU_PCI, "low"])
     assert client.outcome_from_exit(0, json.dumps(result)).undo_id == result["undo_id"]
+
+
+def test_real_window_routes_diagnosis_fixes_to_the_dialog(qtbot, rig, monkeypatch):
+    from rocmdesk.diagnosis.model import Finding, Fix, Severity
+    from rocmdesk.host import RecordedRunner
+    from rocmdesk.ui import fix_dialog
+    from rocmdesk.ui.app import make_app, open_session
+    from rocmdesk.ui.settings import Settings
+    from rocmdesk.ui.sources import Source
+    from tests.gui.conftest import FakeBackend
+
+    make_app()
+    backend = FakeBackend(1)
+    session = open_session(Source("snapshot", "test", HostRoot(rig["root"]), RecordedRunner(), backend, backend.name),
+                           Settings(), hotplug=False)
+    window = session.window
+    qtbot.addWidget(window)
+    try:
+        assert "diagnosis" in window.tab_widgets and "tuning" in window.tab_widgets
+        qtbot.waitUntil(lambda: bool(window.property("rocmdeskFixHandler")), timeout=5000)
+        opened, rechecked = [], []
+
+        class Dummy(QtCore.QObject):
+            applied = QtCore.Signal(object)
+
+            def setAttribute(self, *_a):
+                pass
+
+            def open(self):
+                opened.append(self)
+
+        monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent: Dummy())
+        diagnosis = window.tab_widgets["diagnosis"]
+        monkeypatch.setattr(diagnosis, "recheck", rechecked.append)
+        finding = Finding("amdgpu-blacklisted", Severity.ERROR, "t", "e", fix=Fix(
+            "modprobe-unblacklist-amdgpu", True, (), ("modprobe-unblacklist-amdgpu", "/etc/modprobe.d/b.conf")))
+        diagnosis.fixRequested.emit(finding)
+        assert len(opened) == 1
+        opened[0].applied.emit(client.Outcome(client.OutcomeKind.DONE, "Done."))
+        assert rechecked == ["amdgpu-blacklisted"], "the related check re-runs after a successful fix"
+    finally:
+        window.close()
+        session.close()
