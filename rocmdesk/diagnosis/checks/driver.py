@@ -86,7 +86,10 @@ def amdgpu_not_loaded(ctx):
         elif dev.driver == "vfio-pci":
             details.append(f"{dev.address} is bound to vfio-pci (passed through to a virtual machine).")
     ev.extend(evidence(line) for line in facts.amdgpu_loaded_evidence())
-    return Failed(evidence=ev, details=" ".join(details) or None, subject=", ".join(d.address for d in unbound))
+    # a GPU deliberately handed to a virtual machine is not a fault on this host
+    passthrough = all(d.driver == "vfio-pci" for d in unbound)
+    return Failed(evidence=ev, details=" ".join(details) or None, subject=", ".join(d.address for d in unbound),
+                  severity=Severity.INFO if passthrough else None)
 
 
 # -- amdgpu-blacklisted ---------------------------------------------------------------------------------

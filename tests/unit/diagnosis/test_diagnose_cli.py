@@ -88,6 +88,21 @@ def test_bad_snapshot_exits_2(tmp_path, capsys):
     assert code == 2
 
 
+def test_snapshot_bundle_round_trip(root, tmp_path, capsys):
+    from rocmdesk.host import HostRoot
+    from rocmdesk.report.bundle import capture
+
+    sc.blacklist_amdgpu(root)
+    bundle = tmp_path / "support.tar.gz"
+    capture(bundle, root=HostRoot(root))
+    code, out, _ = run_cli(capsys, "--snapshot", str(bundle), "--json")
+    data = json.loads(out)
+    assert code == 0  # a blacklist while amdgpu is loaded is a warning
+    finding = next(f for f in data["findings"] if f["id"] == "amdgpu-blacklisted")
+    assert finding["evidence"][0]["path"] == "/etc/modprobe.d/blacklist-amdgpu.conf"
+    assert data["host"]["kernel"] == sc.KERNEL
+
+
 def test_root_and_snapshot_together_exit_2(root, tmp_path, capsys):
     code, _out, err = run_cli(capsys, "--root", str(root), "--snapshot", str(tmp_path / "x"))
     assert code == 2 and "either" in err

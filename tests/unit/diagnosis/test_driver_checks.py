@@ -44,6 +44,12 @@ def test_not_loaded_mentions_radeon_binding(root):
     assert "radeon" in finding.explanation
 
 
+def test_vfio_passthrough_is_only_info(root):
+    sc.unbind_gpu(root, driver="vfio-pci")
+    finding = only_finding(sc.run_check(root, "amdgpu-not-loaded"))
+    assert finding.severity is Severity.INFO and "vfio-pci" in finding.explanation
+
+
 def test_not_loaded_silent_on_clean_and_without_amd_gpu(root, tmp_path):
     assert sc.run_check(root, "amdgpu-not-loaded").status is Status.PASS
     bare = tmp_path / "bare"
