@@ -1074,3 +1074,38 @@ def _write_file(folder: str, name: str, data: bytes) -> None:
     fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
+
+
+def recording_from_history(history: Any, infos: dict[str, Any], seconds: float | None = None,
+                           interval_s: float = 1.0) -> Any:
+    """A Recording of the window's ring-buffer history (``rocmdesk.telemetry.history.History``).
+
+    ``infos`` maps PCI address to GpuInfo (the feed's latest samples know them). Points of all
+    GPUs are put on one time grid of ``interval_s``; a GPU without a point there is absent.
+    """
+    from rocmdesk.telemetry.recording import Frame, Recording
+
+    keys = [k for k in history.keys() if k in infos]
+    windows = {k: history[k].window(seconds) for k in keys}
+    grid: dict[int, dict[str, dict]] = {}
+    for key, win in windows.items():
+        for i, t in enumerate(win.times.tolist()):
+            if t != t:  # NaN gap
+                continue
+            entry: dict[str, Any] = {"temperature_c": {}}
+            for metric, values in win.values.items():
+                value = float(values[i])
+                if value != value:
+                    continue
+                if metric.startswith("temperature_c."):
+                    entry["temperature_c"][metric.split(".", 1)[1]] = value
+                else:
+                    entry[metric] = value
+            grid.setdefault(round(t / interval_s), {})[key] = entry
+    if not grid:
+        return None
+    slots = sorted(grid)
+    start = slots[0] * interval_s
+    frames = [Frame(round(s * interval_s - start, 3), [grid[s].get(k) for k in keys]) for s in slots]
+    return Recording(name="window", gpus=[infos[k] for k in keys], static=[{} for _ in keys], frames=frames,
+                     interval_s=interval_s, title="recent telemetry", demo=False, meta={"start_time": start})
