@@ -342,3 +342,28 @@ def test_state_files_have_safe_modes(host):
     assert oct((host / "var/lib/rocmdesk/backups").stat().st_mode & 0o777) == "0o700"
     assert oct((host / f"var/lib/rocmdesk/journal/{result['undo_id']}.json").stat().st_mode & 0o777) == "0o644"
     assert oct((host / "etc/modprobe.d/blacklist-amdgpu.conf").stat().st_mode & 0o777) == "0o644"
+
+
+@pytest.mark.parametrize(("line", "disabled"), [
+    ("blacklist amdgpu\n", True),
+    ("  blacklist\tamdgpu  \n", True),
+    ("install amdgpu /usr/bin/false\n", True),
+    ("install amdgpu /bin/true --quiet\n", True),
+    ("install amdgpu /bin/false;\n", True),
+    ("blacklist amdgpu2\n", False),
+    ("blacklist radeon\n", False),
+    ("install amdgpu /sbin/modprobe --ignore-install amdgpu\n", False),
+    ("install amdgpu /bin/falsey\n", False),
+    ("# blacklist amdgpu\n", False),
+])
+def test_blacklist_lines_match_the_diagnosis_check(host, line, disabled):
+    from rocmdesk.diagnosis.checks import driver
+
+    stripped = line.strip()
+    by_check = bool(driver._BLACKLIST_RE.match(stripped) or driver._INSTALL_FALSE_RE.match(stripped))
+    assert by_check == disabled, "the helper must change exactly the lines the check reports"
+    target = host / "etc/modprobe.d/test.conf"
+    target.write_text(line)
+    result = apply(make_ctx(host), "modprobe-unblacklist-amdgpu", "/etc/modprobe.d/test.conf")
+    assert result["ok"] == disabled, result
+    assert target.read_text() == (H.DISABLED_PREFIX + line.lstrip(" \t") if disabled else line)
