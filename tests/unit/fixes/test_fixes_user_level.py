@@ -111,3 +111,13 @@ def test_profiles_default_to_the_user_config_folder(monkeypatch, tmp_path):
 def test_bad_profiles_are_refused(text):
     with pytest.raises(ProfileError):
         TuningProfile.from_yaml(text)
+
+
+def test_every_index_the_diagnosis_can_suggest_is_accepted(tmp_path):
+    from rocmdesk.diagnosis import torch_index
+
+    env = fake_env(tmp_path, "pass")
+    indexes = {torch_index.DEFAULT_INDEX, *torch_index.KNOWN_INDEXES}
+    assert indexes
+    for name in indexes:
+        assert pip_fix.plan_pip_reinstall(env, torch_index.index_url(name)).index_url.endswith(name)
