@@ -139,7 +139,7 @@ class SampleFeed(QtCore.QObject):
         self.loading = False
         self._stopped = False
         self._stale_timer = QtCore.QTimer(self)
-        self._stale_timer.setInterval(500)
+        self._stale_timer.setInterval(1000)
         self._stale_timer.timeout.connect(self.check_stale)
         self._started_at = time.monotonic()
 

@@ -112,6 +112,7 @@ class MainWindow(QtWidgets.QMainWindow):
         ctx.feed.rate_changed.connect(lambda _hz: self._update_rate_label())
         ctx.feed.gpus_changed.connect(lambda _infos: self._fill_gpu_menu())
         ctx.feed.gpu_event.connect(self._on_event)
+        self._gpu_menu_filled = False
         self._age_timer = QtCore.QTimer(self)
         self._age_timer.setInterval(1000)
         self._age_timer.timeout.connect(self._update_age)
@@ -341,9 +342,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_age()
 
     def _on_first_snapshot(self, _snapshot) -> None:
-        if not self.gpu_menu.actions():
+        if not self._gpu_menu_filled:
+            self._gpu_menu_filled = True
             self._fill_gpu_menu()
-        errors = getattr(_snapshot, "errors", None)
+        errors = _snapshot.errors
         if errors:
             self.statusBar().showMessage("; ".join(errors)[:200], 5000)
 

@@ -126,6 +126,7 @@ class GpuCard(QtWidgets.QFrame):
         self.sample: GpuSample | None = None
         self.state = "ok"
         self.events: list[GpuEvent] = []
+        self.trend_at = -1e9
         self.setAccessibleName(f"GPU {info.name} at {info.pci}")
 
         self.title = ElidedLabel(info.name, self)
@@ -453,13 +454,16 @@ class OverviewTab(QtWidgets.QWidget):
             return
         self._apply(snapshot)
 
-    def _apply(self, snapshot: Snapshot) -> None:
+    def _apply(self, snapshot: Snapshot, force_trend: bool = False) -> None:
+        """Update visible cards; trends move one point (2 s) at a time, so they repaint no faster."""
         self._pending = None
+        now = time.monotonic()
         for sample in snapshot.gpus:
             card = self.cards.get(sample.info.pci)
             if card is not None and card.isVisible():
                 card.update_sample(sample)
-                if card.wants_trend():
+                if card.wants_trend() and (force_trend or now - card.trend_at >= TREND_S / TREND_POINTS):
+                    card.trend_at = now
                     self._update_trend(card)
 
     def _update_trend(self, card: GpuCard) -> None:
@@ -479,7 +483,7 @@ class OverviewTab(QtWidgets.QWidget):
         super().showEvent(event)
         latest = self._pending or self.ctx.feed.last_snapshot
         if latest is not None:
-            self._apply(latest)
+            self._apply(latest, force_trend=True)
 
     def on_stale(self, stale: bool, reason: str) -> None:
         for card in self.cards.values():
