@@ -99,10 +99,20 @@ def render_finding(finding: Finding, style: Style) -> list[str]:
         lines.append("    Evidence:")
         lines.extend(f"      {e}" for e in finding.evidence)
     if finding.fix and finding.fix.steps:
-        who = "needs root" if finding.fix.privileged else "as your user"
-        lines.append(f"    Fix ({who}):")
+        lines.append(f"    Fix ({fix_audience(finding)}):")
         lines.extend(f"      {n}. {step}" for n, step in enumerate(finding.fix.steps, start=1))
     return lines
+
+
+def fix_audience(finding: Finding) -> str:
+    """Who runs the fix. A non-privileged fix can still have sudo steps (a system unit, /etc/environment):
+    never tell people to run those "as your user"."""
+    fix = finding.fix
+    if fix is None or fix.privileged:
+        return "needs root"
+    if any("sudo " in step or "as root" in step for step in fix.steps):
+        return "some steps need root"
+    return "as your user"
 
 
 def _wrap(text: str, indent: str, width: int = 100) -> list[str]:

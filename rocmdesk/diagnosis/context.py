@@ -52,13 +52,10 @@ class DiagnosisContext:
     def cmdline_args(self) -> list[str]:
         return (self.cmdline or "").split()
 
-    @functools.cached_property
+    @property
     def loaded_modules(self) -> set[str] | None:
-        """Names from /proc/modules; None when it cannot be read."""
-        text = self.read("/proc/modules")
-        if text is None:
-            return None
-        return {line.split()[0] for line in text.splitlines() if line.strip()}
+        """Names from /proc/modules; None when it cannot be read (read once, by ``facts``)."""
+        return self.facts.proc_modules
 
     # -- machine facts shared by the driver/permissions/environment/display checks ----------------
     @functools.cached_property

@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 
 AMD_VENDOR = 0x1002
 NVIDIA_VENDOR = 0x10DE
+# PCI base classes of GPUs: 0x03 display controllers, 0x12 processing accelerators. Instinct MI300X /
+# MI325X ("Aqua Vanjaram") report class 0x1200, not 0x03 (lspci in apache/cloudstack#11701).
+GPU_PCI_CLASSES = (0x03, 0x12)
 
 # Precedence order of kmod's configuration folders: a file name found in an earlier folder hides
 # the same name in later ones (modprobe.d(5)).
@@ -61,12 +64,17 @@ class PciDevice:
         return self.pci_class is not None and (self.pci_class >> 16) == 0x03
 
     @property
+    def is_gpu(self) -> bool:
+        """A display controller or a processing accelerator (Instinct MI300 class 0x1200)."""
+        return self.pci_class is not None and (self.pci_class >> 16) in GPU_PCI_CLASSES
+
+    @property
     def is_amd_gpu(self) -> bool:
-        return self.vendor == AMD_VENDOR and self.is_display
+        return self.vendor == AMD_VENDOR and self.is_gpu
 
     @property
     def is_nvidia_gpu(self) -> bool:
-        return self.vendor == NVIDIA_VENDOR and self.is_display
+        return self.vendor == NVIDIA_VENDOR and self.is_gpu
 
     @property
     def ids(self) -> str:
@@ -525,6 +533,7 @@ class HostFacts:
 
     @functools.cached_property
     def amd_display_devices(self) -> list[PciDevice]:
+        """AMD GPUs on the PCI bus: display controllers and Instinct accelerators (class 0x12)."""
         return [d for d in self.pci_devices or [] if d.is_amd_gpu]
 
     @functools.cached_property
@@ -622,18 +631,27 @@ class HostFacts:
 
     # -- module configuration ---------------------------------------------------------------------------
     @functools.cached_property
-    def modprobe_lines(self) -> list[SourcedLine]:
-        """Logical lines of the modprobe.d ``*.conf`` files kmod would read, in its order."""
-        chosen: dict[str, str] = {}
+    def modprobe_dirs(self) -> list[str]:
+        """The modprobe.d folders that exist, in kmod's order, each real folder once
+        (/lib -> /usr/lib on merged-/usr systems)."""
+        out: list[str] = []
         seen_real: set[str] = set()
         for folder in MODPROBE_DIRS:
             try:
                 real_folder = self.root.real_path(folder)
             except HostReadError:
                 continue
-            if real_folder in seen_real:  # /lib -> /usr/lib on merged-/usr systems
+            if real_folder in seen_real or not self.root.is_dir(folder):
                 continue
             seen_real.add(real_folder)
+            out.append(folder)
+        return out
+
+    @functools.cached_property
+    def modprobe_lines(self) -> list[SourcedLine]:
+        """Logical lines of the modprobe.d ``*.conf`` files kmod would read, in its order."""
+        chosen: dict[str, str] = {}
+        for folder in self.modprobe_dirs:
             for name in self.root.listdir(folder):
                 if name.endswith(".conf") and name not in chosen:
                     chosen[name] = f"{folder}/{name}"
@@ -892,16 +910,32 @@ class HostFacts:
             pid = int(name)
             if pid == self_pid:
                 continue
-            fd_dir = f"/proc/{pid}/fd"
-            for fd in self.root.listdir(fd_dir):
-                target = self.root.readlink(f"{fd_dir}/{fd}")
-                if target is None:
-                    continue
-                if target == "/dev/kfd" or target.startswith("/dev/dri/renderD"):
-                    comm = (self.read(f"/proc/{pid}/comm") or "?").strip()
-                    out.append((pid, comm))
-                    break
+            if holds_gpu(self.root, pid):
+                comm = (self.read(f"/proc/{pid}/comm") or "?").strip()
+                out.append((pid, comm))
         return out
+
+
+def link_target(root: HostRoot, host_path: str) -> str | None:
+    """A /proc link's target in host terms. The live /proc gives absolute targets; a support
+    snapshot stores them relative (``../../../dev/kfd``), resolved here inside the root."""
+    target = root.readlink(host_path)
+    if target is None or target.startswith("/"):
+        return target
+    try:
+        return root.resolve_host_path(host_path)
+    except HostReadError:
+        return None
+
+
+def holds_gpu(root: HostRoot, pid: int) -> bool:
+    """Whether process ``pid`` has /dev/kfd or a render node open."""
+    fd_dir = f"/proc/{pid}/fd"
+    for fd in root.listdir(fd_dir):
+        target = link_target(root, f"{fd_dir}/{fd}")
+        if target is not None and (target == "/dev/kfd" or target.startswith("/dev/dri/renderD")):
+            return True
+    return False
 
 
 def _wanted(name: str) -> bool:
@@ -941,12 +975,21 @@ def initramfs_regenerate_step(family: str | None) -> str:
             "`sudo dracut -f --kver $(uname -r)` (Fedora/RHEL/openSUSE) or `sudo mkinitcpio -P` (Arch).")
 
 
-def remove_kernel_arg_steps(family: str | None, arg: str) -> list[str]:
-    """How to take ``arg`` off the kernel command line for good (facts 1c)."""
+def remove_kernel_arg_steps(family: str | None, arg: str, replacement: str | None = None) -> list[str]:
+    """How to take ``arg`` off the kernel command line for good (facts 1c), or, with
+    ``replacement``, put that in its place (``modprobe.blacklist=nouveau`` when only amdgpu must
+    leave a list: the other entries are the user's own choice and stay)."""
     if family == "fedora":
-        return [f"Run `sudo grubby --update-kernel=ALL --remove-args={arg}`.", "Reboot."]
-    edit = (f"Edit /etc/default/grub as root and delete `{arg}` from GRUB_CMDLINE_LINUX_DEFAULT "
-            "and GRUB_CMDLINE_LINUX.")
+        steps = [f"Run `sudo grubby --update-kernel=ALL --remove-args={arg}`."]
+        if replacement:
+            steps.append(f"Then put the rest back: `sudo grubby --update-kernel=ALL --args={replacement}`.")
+        return [*steps, "Reboot."]
+    if replacement:
+        edit = (f"Edit /etc/default/grub as root and replace `{arg}` with `{replacement}` in "
+                "GRUB_CMDLINE_LINUX_DEFAULT and GRUB_CMDLINE_LINUX.")
+    else:
+        edit = (f"Edit /etc/default/grub as root and delete `{arg}` from GRUB_CMDLINE_LINUX_DEFAULT "
+                "and GRUB_CMDLINE_LINUX.")
     if family == "debian":
         return [edit, "Run `sudo update-grub`.", "Reboot and check that /proc/cmdline no longer has it."]
     if family == "arch":

@@ -353,12 +353,14 @@ def prefix_of_interpreter(root: HostRoot, interpreter: str) -> tuple[str, str] |
 
 def gpu_process_interpreters(root: HostRoot, deadline: _Deadline) -> list[tuple[int, str, list[str]]]:
     """(pid, interpreter path, argv) of running Python processes holding /dev/kfd or a render node."""
+    from rocmdesk.diagnosis.facts import holds_gpu, link_target
+
     out = []
     for name in root.listdir("/proc"):
         if not name.isdigit() or deadline.expired():
             continue
         pid = int(name)
-        exe = root.readlink(f"/proc/{pid}/exe")
+        exe = link_target(root, f"/proc/{pid}/exe")
         argv: list[str] = []
         cmdline = None
         try:
@@ -367,25 +369,41 @@ def gpu_process_interpreters(root: HostRoot, deadline: _Deadline) -> list[tuple[
             pass
         if cmdline:
             argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\x00") if a]
-        interpreter = exe
-        if interpreter is None and argv and argv[0].startswith("/"):
-            interpreter = argv[0]
-        if not interpreter or not re.match(r"python[0-9.]*$", interpreter.rsplit("/", 1)[-1]):
+        if exe and exe.endswith(" (deleted)"):
+            exe = exe[: -len(" (deleted)")]
+        launched = argv[0] if argv else ""
+        if not any(_is_python(p) for p in (exe or "", launched)):
             continue
-        if interpreter.endswith(" (deleted)"):
-            interpreter = interpreter[: -len(" (deleted)")]
-        if not _uses_gpu(root, pid):
+        if not holds_gpu(root, pid):
             continue
-        out.append((pid, interpreter, argv))
+        out.append((pid, _process_interpreter(root, pid, exe, launched), argv))
     return out
 
 
-def _uses_gpu(root: HostRoot, pid: int) -> bool:
-    for fd in root.listdir(f"/proc/{pid}/fd"):
-        target = root.readlink(f"/proc/{pid}/fd/{fd}") or ""
-        if target == "/dev/kfd" or target.startswith("/dev/dri/renderD"):
-            return True
-    return False
+def _is_python(path: str) -> bool:
+    return bool(re.match(r"python[0-9.]*$", path.rsplit("/", 1)[-1]))
+
+
+def _process_interpreter(root: HostRoot, pid: int, exe: str | None, launched: str) -> str:
+    """The interpreter path that names the process' environment.
+
+    /proc/<pid>/exe is the *resolved* binary: a venv's bin/python is a symlink to the base
+    interpreter, so exe says /usr/bin/python3.11 for every venv. What was launched (argv[0]) or the
+    VIRTUAL_ENV / CONDA_PREFIX of the process' environment keep the venv.
+    """
+    from rocmdesk.diagnosis.facts import parse_environ
+
+    if launched.startswith("/") and _is_python(launched):
+        return launched
+    try:
+        environ = dict(parse_environ(root.read_bytes(f"/proc/{pid}/environ", 1 << 20)))
+    except HostReadError:
+        environ = {}
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        prefix = environ.get(var, "").rstrip("/")
+        if prefix.startswith("/") and (_is_venv(root, prefix) or _is_conda(root, prefix)):
+            return f"{prefix}/bin/python"
+    return exe or launched
 
 
 def _walk_home(root: HostRoot, home: str, deadline: _Deadline, max_depth: int,
@@ -572,10 +590,6 @@ def discover(root: HostRoot, explicit: Sequence[str] = (), time_budget_s: float 
 
 # -- which GPUs the machine has (PCI vendors, KFD gfx targets) --------------------------------------
 
-AMD_VENDOR = 0x1002
-NVIDIA_VENDOR = 0x10DE
-GPU_CLASSES = (0x03, 0x12)  # display controllers; processing accelerators (Instinct MI300)
-
 
 @dataclass(slots=True)
 class MachineGpus:
@@ -585,44 +599,18 @@ class MachineGpus:
     gfx_targets: list[str] = field(default_factory=list)  # from KFD topology, e.g. "gfx1100"
 
 
-def gfx_target(packed: int) -> str | None:
-    """KFD ``gfx_target_version`` (MMmmss, decimal) as an LLVM target name: 90010 -> gfx90a."""
-    if packed <= 0:
-        return None
-    major, minor, step = packed // 10000, (packed // 100) % 100, packed % 100
-    if minor > 15 or step > 15:
-        return None
-    return f"gfx{major}{minor:x}{step:x}"
+def machine_gpus(root: HostRoot, facts=None) -> MachineGpus:
+    """The machine's GPUs as the diagnosis' shared :class:`~rocmdesk.diagnosis.facts.HostFacts`
+    sees them (one definition of "a GPU" for every check); pass ``facts`` to reuse its cache."""
+    from rocmdesk.diagnosis.facts import HostFacts
 
-
-def machine_gpus(root: HostRoot) -> MachineGpus:
-    base = "/sys/bus/pci/devices"
-    devices = root.listdir(base)
+    facts = facts if facts is not None else HostFacts(root)
+    devices = facts.pci_devices or []
     gpus = MachineGpus(readable=bool(devices))
-    for name in devices:
-        vendor = _hex(root, f"{base}/{name}/vendor")
-        pci_class = _hex(root, f"{base}/{name}/class")
-        if vendor is None or pci_class is None or (pci_class >> 16) not in GPU_CLASSES:
-            continue
-        if vendor == AMD_VENDOR:
-            gpus.amd.append(f"{base}/{name}")
-        elif vendor == NVIDIA_VENDOR:
-            gpus.nvidia.append(f"{base}/{name}")
-    nodes = "/sys/class/kfd/kfd/topology/nodes"
-    for node in root.listdir(nodes):
-        try:
-            text = root.read_text(f"{nodes}/{node}/properties")
-        except HostReadError:
-            continue
-        match = re.search(r"^gfx_target_version\s+(\d+)", text, re.M)
-        target = gfx_target(int(match.group(1))) if match else None
+    gpus.amd = [d.path for d in devices if d.is_amd_gpu]
+    gpus.nvidia = [d.path for d in devices if d.is_nvidia_gpu]
+    for node in facts.kfd_gpu_nodes:
+        target = node.gfx.target if node.gfx and node.gfx.minor < 16 and node.gfx.step < 16 else None
         if target and target not in gpus.gfx_targets:
             gpus.gfx_targets.append(target)
     return gpus
-
-
-def _hex(root: HostRoot, path: str) -> int | None:
-    try:
-        return int(root.read_text(path).strip(), 16)
-    except (HostReadError, ValueError):
-        return None

@@ -8,6 +8,7 @@ METADATA, and for ROCm wheels the bundled ``torch/lib/libamdhip64.so``.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 PY = "3.11"
@@ -72,8 +73,14 @@ def dist_info(site: Path, name: str, version: str, requires: list[str] | None = 
 def install_torch(site: Path, kind: str = "rocm", version: str | None = None, *, annotated: bool = True,
                   version_py: bool = True, hip_lib: bool | None = None, requires_nvidia: bool | None = None,
                   companions: bool = True) -> None:
-    """A torch build of ``kind`` (see TORCH_BUILDS) plus matching torchvision/torchaudio."""
+    """A torch build of ``kind`` (see TORCH_BUILDS) plus matching torchvision/torchaudio. Like pip, it
+    first removes a torch already there (files and dist-info), so a ROCm venv can be turned into a
+    CUDA one the way a bad reinstall does it."""
     default_version, cuda, hip = TORCH_BUILDS[kind]
+    shutil.rmtree(site / "torch", ignore_errors=True)
+    for old in site.glob("torch*.dist-info"):  # torch, torchvision, torchaudio
+        if old.name.split("-", 1)[0] in ("torch", "torchvision", "torchaudio"):
+            shutil.rmtree(old)
     version = version or default_version
     if version_py:
         template = VERSION_PY_ANNOTATED if annotated else VERSION_PY_OLD

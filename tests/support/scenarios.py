@@ -2,8 +2,10 @@
 
 ``clean_workstation(tmp)`` builds an Ubuntu 24.04 desktop with an RX 7900 XTX (gfx1100) on the
 in-tree amdgpu driver, ROCm 6.2.4 from amdgpu-install (no DKMS), a user ``alice`` in the render
-and video groups, Secure Boot on, an Xorg log from a past X session and an ollama service. On it
-no check fires. Each mutator changes one thing, the way it goes wrong on real machines, so tests
+and video groups, Secure Boot on, an Xorg log from a past X session, an ollama service, an
+up-to-date initramfs-tools image holding amdgpu, and a ComfyUI whose venv has a ROCm torch
+(``comfyui_process`` starts it). On it every check runs and none fires (nothing is skipped for
+lack of input). Each mutator changes one thing, the way it goes wrong on real machines, so tests
 compose them: ``root = clean_workstation(tmp); blacklist_amdgpu(root)``.
 
 Device nodes are snapshot placeholders (rocmdesk.host.PLACEHOLDER_FORMAT), so the trees work the
@@ -19,6 +21,8 @@ import textwrap
 from pathlib import Path
 
 from rocmdesk.host import PLACEHOLDER_FORMAT
+from tests.support.initramfs_images import fake_module, install_kernel, install_matching_initramfs
+from tests.support.python_envs import install_healthy_comfyui
 from tests.support.sysfs_tree import GpuSpec, build_root
 
 KERNEL = "6.8.0-51-generic"
@@ -27,6 +31,8 @@ UID = 1000
 RENDER_GID = 992
 VIDEO_GID = 44
 GPU_PCI = "0000:03:00.0"
+COMFYUI_PID = 5120
+COMFYUI = f"/home/{USER}/ComfyUI"
 SECURE_BOOT_NAME = "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
 
@@ -317,8 +323,8 @@ def clean_workstation(tmp: Path | str) -> Path:
     write(root, "/var/lib/dpkg/status", "".join(dpkg_entry(*p) for p in DPKG_PACKAGES))
     write(root, "/opt/rocm-6.2.4/.info/version", "6.2.4-139\n")
     os.symlink("rocm-6.2.4", root / "opt" / "rocm")
-    write(root, f"/usr/lib/modules/{KERNEL}/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko.zst", b"\x28\xb5\x2f\xfd")
-    os.symlink("usr/lib", root / "lib")
+    # the in-tree module (with a real .modinfo), modules.dep and modules.builtin; lib -> usr/lib
+    install_kernel(root, KERNEL, module=fake_module(vermagic=f"{KERNEL} SMP preempt mod_unload modversions "))
     write(root, f"/boot/config-{KERNEL}", "CONFIG_DRM_AMDGPU=m\nCONFIG_HSA_AMD=y\nCONFIG_HSA_AMD_SVM=y\n")
     write(root, "/var/log/kern.log", KERN_LOG_PREVIOUS_BOOT + KERN_LOG_CURRENT_BOOT, mode=0o640)
     write(root, "/usr/share/X11/xorg.conf.d/10-amdgpu.conf", AMDGPU_XORG_CONF)
@@ -327,6 +333,11 @@ def clean_workstation(tmp: Path | str) -> Path:
           'Section "InputClass"\n\tIdentifier "libinput pointer catchall"\n\tMatchIsPointer "on"\n'
           '\tDriver "libinput"\nEndSection\n')
     (root / "etc" / "X11" / "xorg.conf.d").mkdir(parents=True, exist_ok=True)
+    # the initramfs-tools image update-initramfs would build now (amdgpu and modprobe.d copied), and a
+    # ComfyUI with a ROCm torch venv (found by the home-folder walk; comfyui_process() adds its running
+    # process), so the initramfs and PyTorch checks run and pass here instead of skipping
+    install_matching_initramfs(root, KERNEL)
+    install_healthy_comfyui(root, USER, pid=None)
     return root
 
 
@@ -341,6 +352,22 @@ def gpu_process(root: Path, pid: int, comm: str, env: dict[str, str], device: st
     (base / "fd").mkdir(parents=True, exist_ok=True)
     os.symlink("/dev/null", base / "fd" / "0")
     os.symlink(device, base / "fd" / "5")
+    return base
+
+
+def comfyui_process(root: Path, pid: int = COMFYUI_PID, activated: bool = False) -> Path:
+    """The clean root's ComfyUI running on the GPU, as /proc really shows it: ``exe`` is the resolved
+    base interpreter (the venv's bin/python is a symlink to it); argv[0] is the venv's python, or plain
+    ``python`` when started from an activated venv (then only VIRTUAL_ENV in its environment names it)."""
+    base = root / "proc" / str(pid)
+    (base / "fd").mkdir(parents=True, exist_ok=True)
+    os.symlink("/usr/bin/python3.11", base / "exe")
+    venv = f"{COMFYUI}/venv"
+    argv = ["python" if activated else f"{venv}/bin/python", f"{COMFYUI}/main.py", "--listen"]
+    write(root, f"/proc/{pid}/cmdline", b"\0".join(a.encode() for a in argv) + b"\0")
+    write(root, f"/proc/{pid}/comm", "python\n")
+    write(root, f"/proc/{pid}/environ", environ_bytes({**SESSION_ENV, "VIRTUAL_ENV": venv}))
+    os.symlink("/dev/kfd", base / "fd" / "5")
     return base
 
 
@@ -386,6 +413,9 @@ def install_dkms_amdgpu(root: Path, version: str = "6.8.5-2041575.24.04") -> Pat
           + dpkg_entry("amdgpu-dkms", f"1:{version}", "all")
           + dpkg_entry("amdgpu-dkms-firmware", f"1:{version}", "all"))
     write(root, "/var/lib/shim-signed/mok/MOK.der", b"0\x82\x03")
+    # dkms runs depmod: modules.dep now names the DKMS module, which the kernel loads before the in-tree one
+    write(root, f"/usr/lib/modules/{KERNEL}/modules.dep",
+          "updates/dkms/amdgpu.ko.zst: kernel/drivers/gpu/drm/drm_exec.ko.zst\n")
     return write(root, f"/usr/lib/modules/{KERNEL}/updates/dkms/amdgpu.ko.zst", b"\x28\xb5\x2f\xfd")
 
 

@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 AREA = "Driver"
 MAX_EVIDENCE = 12
 OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (facts 5a [S4])
+GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff (facts 5a [S5])
 
 _BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
 _INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
@@ -28,8 +29,9 @@ _FIRMWARE_RE = re.compile(r"Direct firmware load for (amdgpu/\S+) failed with er
 _ATOMICS_RE = re.compile(r"PCI rejects atomics")
 _BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
 _OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
-_KEY_REJECTED_RE = re.compile(r"Key was rejected by service|Loading of unsigned module is rejected"
-                              r"|module verification failed")
+# "module verification failed: ... tainting kernel" is NOT a refusal: it is logged when an unsigned
+# module was loaded because Secure Boot is not enforced (facts 1d [S16]), so it is no evidence here.
+_KEY_REJECTED_RE = re.compile(r"Key was rejected by service|Loading of unsigned module is rejected")
 
 
 def evidence(line: SourcedLine) -> Evidence:
@@ -127,16 +129,18 @@ def amdgpu_blacklisted(ctx):
     args = facts.cmdline_args
     for key in ("modprobe.blacklist", "module_blacklist"):
         for value in cmdline_values(args, key):
-            if "amdgpu" in [v.strip() for v in value.split(",")]:
+            names = [v.strip() for v in value.split(",")]
+            if "amdgpu" in names:
                 arg = f"{key}={value}"
-                steps = remove_kernel_arg_steps(facts.distro_family, arg)
+                # keep the other modules the user blacklisted (e.g. nouveau): only amdgpu leaves the list
+                rest = ",".join(n for n in names if n and n != "amdgpu")
+                steps = remove_kernel_arg_steps(facts.distro_family, arg, f"{key}={rest}" if rest else None)
                 outcomes.append(Failed(
                     evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, key)], subject="/proc/cmdline",
                     fix=Fix("remove-kernel-arg", True, tuple(steps))))
     if outcomes:
         return outcomes
-    looked = [d for d in ("/etc/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d", "/run/modprobe.d")
-              if facts.root.is_dir(d)]
+    looked = facts.modprobe_dirs
     if not looked and not args:
         return Skipped("no modprobe.d folder and no /proc/cmdline in this root")
     return Passed(f"no amdgpu blacklist in {', '.join(looked) or 'modprobe.d'} or on the command line")
@@ -318,6 +322,14 @@ def _kernel_log(ctx):
     return log_, None
 
 
+_FATAL_INIT_RE = re.compile(r"Fatal error during GPU init|amdgpu_device_ip_init failed")
+FIRMWARE_UPDATE = {
+    "debian": "Update the firmware package: `sudo apt update && sudo apt install linux-firmware`.",
+    "fedora": "Update the firmware package: `sudo dnf upgrade linux-firmware`.",
+    "arch": "Update the system, firmware included: `sudo pacman -Syu` (Arch does not support partial upgrades).",
+}
+
+
 @check("firmware-load-failure", AREA)
 def firmware_load_failure(ctx):
     log_, skipped = _kernel_log(ctx)
@@ -326,10 +338,32 @@ def firmware_load_failure(ctx):
     hits = log_.grep(_FIRMWARE_RE)
     if not hits:
         return Passed(f"no amdgpu firmware load failure in {log_.source}")
+    facts = _facts(ctx)
     files = sorted({m.group(1) for _line, m in hits})
-    details = (f"Missing firmware file(s): {', '.join(files)}. Error -2 means the file does not exist "
-               "on this system.")
-    return Failed(evidence=[evidence(line) for line, _m in hits[:MAX_EVIDENCE]], details=details)
+    details = [f"Missing firmware file(s): {', '.join(files)}."]
+    if any(m.group(2) == "-2" for _line, m in hits):
+        details.append("Error -2 means the file does not exist on this system.")
+    fatal = log_.grep(_FATAL_INIT_RE)
+    unbound = [d for d in facts.amd_display_devices if d.driver != "amdgpu"]
+    severity = None
+    if not fatal and not unbound:
+        # Some firmware is optional: amdgpu logs the failed load and carries on (AMD on vega20_ta.bin,
+        # the PSP trusted-application firmware: "not a requirement for basic ROCm functionality",
+        # ROCm/legacy-rocm-build#912). Without a failed init it is a warning, not the cause of a dead GPU.
+        severity = Severity.WARNING
+        details.append("This boot's log has no \"Fatal error during GPU init\" and amdgpu drives every AMD GPU, "
+                       "so the GPU initialised anyway: the missing file is optional for it (for example PSP "
+                       "trusted-application firmware, *_ta.bin, which ROCm does not need). Updating the "
+                       "firmware package still removes the message.")
+    evidence_lines = [line for line, _m in hits[:MAX_EVIDENCE]] + [line for line, _m in fatal[:2]]
+    family = facts.distro_family
+    steps = None
+    if family in FIRMWARE_UPDATE:
+        steps = (FIRMWARE_UPDATE[family] + " Newer GPUs may need a newer kernel and firmware (Ubuntu: the HWE "
+                 "kernel) or amdgpu-dkms, which ships amdgpu-dkms-firmware.",
+                 initramfs_regenerate_step(family), "Reboot.")
+    return Failed(evidence=[evidence(line) for line in evidence_lines], details=" ".join(details),
+                  severity=severity, fix_steps=steps)
 
 
 @check("pcie-atomics-missing", AREA)
@@ -372,11 +406,24 @@ def overdrive_enabled(ctx):
     if not mask & OVERDRIVE_BIT:
         return Passed(f"ppfeaturemask 0x{mask:08x}: OverDrive (bit 14) off")
     ev = [Evidence(f"ppfeaturemask = 0x{mask:08x} (bit 14, OverDrive, is set)", path, 1)]
+    family = facts.distro_family
+    steps: list[str] = []
     value = module_param(facts.cmdline_args, "amdgpu", "ppfeaturemask")
     if value is not None:
         ev.append(_cmdline_evidence(f"amdgpu.ppfeaturemask={value}"))
-    ev.extend(evidence(x) for x in facts.modprobe_lines
-              if re.match(r"^options\s+amdgpu\s+.*\bppfeaturemask=", x.text))
+        steps += remove_kernel_arg_steps(family, f"amdgpu.ppfeaturemask={value}")[:-1]  # one reboot, at the end
+    options = [x for x in facts.modprobe_lines if re.match(r"^options\s+amdgpu\s+.*\bppfeaturemask=", x.text)]
+    ev.extend(evidence(x) for x in options)
+    for x in options:
+        steps.append(f"Delete `ppfeaturemask=...` from the `options amdgpu` line {x.path}:{x.line} (as root).")
+    if options:
+        steps.append(initramfs_regenerate_step(family))
     if facts.kernel_log is not None:
         ev.extend(evidence(line) for line, _m in facts.kernel_log.grep(_OVERDRIVE_LOG_RE)[:2])
-    return Failed(evidence=ev)
+    details = None
+    if mask & GFX_DCS_BIT:
+        details = (f"0x{mask:08x} also sets bit 19 (GFX_DCS), which the kernel leaves off by default as "
+                   "experimental: a mask like 0xffffffff turns on more than OverDrive.")
+    if steps:
+        steps.append("Reboot. Leave it on if you use the tuning controls and do not need to file driver bug reports.")
+    return Failed(evidence=ev, details=details, fix_steps=tuple(steps) if steps else None)

@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 AREA = "Permissions"
 RW = 0o6
 ROCM_GROUPS = ("render", "video")  # the groups ROCm's docs add users to [S8]
+FIRST_USER_GID = 1000  # below: system groups (login.defs SYS_GID_MAX 999)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,11 +128,18 @@ def user_not_in_render_group(ctx):
             evidence=ev, subject=access.user_name,
             details=(f"The group of {paths} has no read/write permission, so joining a group does not help: "
                      "a udev rule has to change the mode or group."),
-            fix=Fix("udev-rule-amdgpu", True, (
-                'Create /etc/udev/rules.d/70-amdgpu.rules with `KERNEL=="kfd", GROUP="render", MODE="0660"` '
-                'and `SUBSYSTEM=="drm", KERNEL=="renderD*", GROUP="render", MODE="0660"`.',
-                "Run `sudo udevadm control --reload-rules && sudo udevadm trigger`.",
-                "Add yourself to the render group if needed, then log out and back in.")))
+            fix=_udev_fix(facts))
+    # root or another system group (gid below 1000) that is not render/video: joining it would give
+    # far more than the GPU (root's group owns system files), so the device's group is what is wrong.
+    system = [d for d in access.not_configured if d.group not in ROCM_GROUPS and d.node.gid < FIRST_USER_GID]
+    if system:
+        paths = ", ".join(f"{d.node.path} (group {d.group or d.node.gid})" for d in system)
+        return Failed(
+            evidence=ev, subject=access.user_name,
+            details=(f"{paths} belongs to a system group, not to render or video: do not add your account to "
+                     "it (that would give access to much more than the GPU). A udev rule should give the "
+                     "device to the render group, as ROCm's install guide does."),
+            fix=_udev_fix(facts))
     wanted = [g for g in ROCM_GROUPS if facts.group_by_name(g) is not None]
     missing = sorted({d.group or str(d.node.gid) for d in access.not_configured})
     if wanted and set(missing) <= set(wanted):
@@ -148,6 +156,17 @@ def user_not_in_render_group(ctx):
             "Log out and log back in (or reboot)."))
     return Failed(evidence=ev, subject=access.user_name, fix=fix,
                   details=f"Missing group(s): {', '.join(missing)}.")
+
+
+def _udev_fix(facts: HostFacts) -> Fix:
+    """ROCm's udev rule giving /dev/kfd and the render nodes to a group (facts 4a [S8])."""
+    group = "render" if facts.group_by_name("render") is not None or facts.group_by_name("video") is None else "video"
+    return Fix("udev-rule-amdgpu", True, (
+        f'Create /etc/udev/rules.d/70-amdgpu.rules with `KERNEL=="kfd", GROUP="{group}", MODE="0660"` '
+        f'and `SUBSYSTEM=="drm", KERNEL=="renderD*", GROUP="{group}", MODE="0660"`.',
+        "Run `sudo udevadm control --reload-rules && sudo udevadm trigger`.",
+        f"Add yourself to the {group} group if needed (`sudo usermod -a -G {group} $LOGNAME`), then log out "
+        "and back in."))
 
 
 @check("group-not-active-in-session", AREA)

@@ -94,7 +94,7 @@ def reinstall_command(env: PythonEnv, index: str) -> str:
 
 @check("torch-wheel-mismatch", AREA)
 def torch_wheel_mismatch(ctx):
-    gpus = machine_gpus(ctx.root)
+    gpus = machine_gpus(ctx.root, getattr(ctx, "facts", None))
     if not gpus.readable:
         return Skipped("cannot tell which GPUs this machine has (no readable /sys/bus/pci/devices)")
     if not gpus.amd:
@@ -388,7 +388,7 @@ def pynvml_breaks_rocm_torch(ctx):
             evidence.append(_ev(info.metadata_version_line))
         evidence += _pynvml_requirers(ctx, env)
         names = " ".join(name for name, _v, _p in dists)
-        index, _why = choose_index(info.rocm_version, machine_gpus(ctx.root).gfx_targets)
+        index, _why = choose_index(info.rocm_version, machine_gpus(ctx.root, ctx.facts).gfx_targets)
         if index == "rocm6.0":  # that index's newest torch may predate 2.5; rocm6.1 onwards hold 2.5+/2.6
             index = DEFAULT_INDEX
         steps = (f"Uninstall it from this environment: `{env.python} -m pip uninstall -y {names}`.",

@@ -134,3 +134,21 @@ def test_colour_only_on_a_terminal_without_no_color(root, monkeypatch):
     monkeypatch.delenv("NO_COLOR")
     plain = render_text(report, Style(io.StringIO()))
     assert "\033[" not in plain and "FAIL" in plain  # no UTF-8 declared: ASCII marks
+
+
+def test_fix_with_sudo_steps_is_never_labelled_as_your_user(root, capsys):
+    # an override in a system unit: the fix is not a helper action, but its steps need sudo
+    sc.unit_environment(root, "HSA_OVERRIDE_GFX_VERSION", "10.3.0")
+    _code, out, _err = run_cli(capsys, "--root", str(root))
+    block = out.split("[hsa-override-mismatch]", 1)[1]
+    assert "Fix (some steps need root):" in block.split("[", 1)[0]
+    assert "sudo systemctl" in block
+
+
+def test_user_level_fix_says_as_your_user(root, capsys):
+    from tests.support.python_envs import make_comfyui
+
+    make_comfyui(root, f"home/{sc.USER}/ComfyUI", torch="cuda")
+    _code, out, _err = run_cli(capsys, "--root", str(root))
+    block = out.split("[torch-wheel-mismatch]", 1)[1]
+    assert "Fix (as your user):" in block and "sudo" not in block.split("checks:", 1)[0]

@@ -413,3 +413,83 @@ def test_overdrive_garbage_and_missing_skip(root):
     assert sc.run_check(root, "overdrive-enabled").status is Status.SKIP
     (root / "sys/module/amdgpu/parameters/ppfeaturemask").unlink()
     assert sc.run_check(root, "overdrive-enabled").status is Status.SKIP
+
+
+# -- review fixes ------------------------------------------------------------------------------------
+
+
+def test_not_loaded_fires_for_unbound_instinct_accelerator(root):
+    # MI300X/MI325X report PCI class 0x1200 (processing accelerator), not 0x03 (apache/cloudstack#11701)
+    sc.unload_amdgpu(root)
+    dev = (root / "sys/bus/pci/devices" / sc.GPU_PCI).resolve()
+    (dev / "class").write_text("0x120000\n")
+    (dev / "device").write_text("0x74a1\n")
+    finding = only_finding(sc.run_check(root, "amdgpu-not-loaded"))
+    assert finding.severity is Severity.ERROR and finding.subject == sc.GPU_PCI
+    assert any("class 0x120000" in e.text for e in finding.evidence)
+
+
+def test_cmdline_blacklist_fix_keeps_the_other_modules(root):
+    sc.unload_amdgpu(root)
+    sc.add_cmdline(root, "modprobe.blacklist=amdgpu,nouveau")
+    steps = " ".join(only_finding(sc.run_check(root, "amdgpu-blacklisted")).fix.steps)
+    assert "replace `modprobe.blacklist=amdgpu,nouveau` with `modprobe.blacklist=nouveau`" in steps
+    sc.write(root, "/etc/os-release", 'ID=fedora\nNAME="Fedora Linux"\n')
+    steps = only_finding(sc.run_check(root, "amdgpu-blacklisted")).fix.steps
+    assert steps[0] == "Run `sudo grubby --update-kernel=ALL --remove-args=modprobe.blacklist=amdgpu,nouveau`."
+    assert "--args=modprobe.blacklist=nouveau" in steps[1]
+
+
+def test_cmdline_blacklist_of_amdgpu_alone_is_removed(root):
+    sc.unload_amdgpu(root)
+    sc.add_cmdline(root, "module_blacklist=amdgpu")
+    steps = " ".join(only_finding(sc.run_check(root, "amdgpu-blacklisted")).fix.steps)
+    assert "delete `module_blacklist=amdgpu`" in steps and "replace" not in steps
+
+
+def test_firmware_failure_on_a_working_gpu_is_a_warning(root):
+    # AMD: a missing PSP TA file "is not a requirement for basic ROCm functionality" (legacy-rocm-build#912)
+    sc.kernel_log(root, "amdgpu 0000:03:00.0: Direct firmware load for amdgpu/psp_13_0_0_ta.bin failed with error -2")
+    finding = only_finding(sc.run_check(root, "firmware-load-failure"))
+    assert finding.severity is Severity.WARNING
+    assert "initialised anyway" in finding.explanation
+    assert finding.fix.steps[0].startswith("Update the firmware package: `sudo apt update")
+    assert "update-initramfs -u -k $(uname -r)" in finding.fix.steps[1]
+
+
+def test_firmware_failure_with_failed_init_is_an_error(root):
+    sc.unload_amdgpu(root)
+    sc.kernel_log(root, "amdgpu 0000:03:00.0: Direct firmware load for amdgpu/psp_13_0_0_sos.bin failed with error -2",
+                  "amdgpu 0000:03:00.0: amdgpu: Fatal error during GPU init")
+    finding = only_finding(sc.run_check(root, "firmware-load-failure"))
+    assert finding.severity is Severity.ERROR and "initialised anyway" not in finding.explanation
+    assert any("Fatal error during GPU init" in e.text for e in finding.evidence)
+
+
+def test_firmware_error_other_than_enoent_is_not_called_missing(root):
+    sc.kernel_log(root, "amdgpu 0000:03:00.0: Direct firmware load for amdgpu/x.bin failed with error -12")
+    assert "Error -2" not in only_finding(sc.run_check(root, "firmware-load-failure")).explanation
+
+
+def test_secure_boot_module_verification_line_is_not_a_refusal(root):
+    # "module verification failed ... tainting kernel" means the unsigned module WAS loaded (SB not enforced)
+    sc.install_dkms_amdgpu(root)
+    sc.unload_amdgpu(root)
+    sc.kernel_log(root, "amdkcl: module verification failed: signature and/or required key missing - tainting kernel")
+    finding = only_finding(sc.run_check(root, "secure-boot-blocks-dkms"))
+    assert not any("verification failed" in e.text for e in finding.evidence)
+
+
+def test_overdrive_steps_follow_the_distribution_and_name_gfx_dcs(root):
+    sc.set_ppfeaturemask(root, "0xffffffff")
+    sc.write(root, "/etc/modprobe.d/amdgpu.conf", "options amdgpu ppfeaturemask=0xffffffff\n")
+    sc.write(root, "/etc/os-release", 'ID=fedora\nNAME="Fedora Linux"\n')
+    finding = only_finding(sc.run_check(root, "overdrive-enabled"))
+    steps = finding.fix.steps
+    assert steps[0] == "Run `sudo grubby --update-kernel=ALL --remove-args=amdgpu.ppfeaturemask=0xffffffff`."
+    assert any("/etc/modprobe.d/amdgpu.conf:1" in s for s in steps)
+    assert any("dracut -f --kver $(uname -r)" in s for s in steps)
+    assert steps[-1].startswith("Reboot") and sum(s.startswith("Reboot") for s in steps) == 1
+    assert "GFX_DCS" in finding.explanation
+    sc.set_ppfeaturemask(root, "0xfff7ffff")
+    assert "GFX_DCS" not in only_finding(sc.run_check(root, "overdrive-enabled")).explanation

@@ -334,12 +334,10 @@ def test_unreadable_live_module_is_not_a_crash(tmp_path, monkeypatch):
 
 def test_clean_workstation_nothing_of_ours_fires(tmp_path):
     from tests.support import scenarios
-    from tests.support.initramfs_images import install_matching_initramfs
-    from tests.support.python_envs import install_healthy_comfyui
 
+    # clean_workstation itself holds the matching image and the healthy ComfyUI venv, so these checks
+    # run there (pass), not skip for lack of input
     root = scenarios.clean_workstation(tmp_path / "ws")
-    install_matching_initramfs(root, scenarios.KERNEL)
-    install_healthy_comfyui(root, scenarios.USER)
     for check_id in (MISSING, STALE, "torch-wheel-mismatch", "torch-pinned-by-custom-node",
                      "pynvml-breaks-rocm-torch"):
         result = scenarios.run_check(root, check_id)
@@ -393,3 +391,14 @@ def test_damaged_listing_skips(tmp_path):
     write(tmp_path, f"rocmdesk/initramfs/{image.name}.list", "not json\n")
     result = run(MISSING, tmp_path)
     assert result.status is Status.SKIP and "listing" in result.reason
+
+
+def test_listing_copy_stamped_at_build_time_is_not_stale(tmp_path):
+    """mkinitcpio copies modprobe.d with `install` (new mtime); same size, older than the image: fine."""
+    image = make_root(tmp_path, "mkinitcpio", modprobe_live={"amdgpu.conf": "options amdgpu dc=1\n"})
+    os.utime(tmp_path / "etc/modprobe.d/amdgpu.conf", (MTIME - 5000, MTIME - 5000))  # edited long before the build
+    _to_listing(tmp_path, image)
+    assert run(STALE, tmp_path).status is Status.PASS
+    # the same bytes changed after the build (same size) still count
+    os.utime(tmp_path / "etc/modprobe.d/amdgpu.conf", (MTIME + 5000, MTIME + 5000))
+    assert any(e.path == "/etc/modprobe.d/amdgpu.conf" for e in _stale(tmp_path).evidence)

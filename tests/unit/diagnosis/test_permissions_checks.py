@@ -158,3 +158,13 @@ def test_parse_proc_status():
     assert status.uid == sc.UID and sc.RENDER_GID in status.groups
     assert parse_proc_status("Uid:\tx\n") is None
     assert parse_proc_status("Uid:\t5\t5\t5\t5\nGroups:\t\n").groups == ()
+
+
+def test_device_of_a_system_group_never_suggests_joining_it(root):
+    # /dev/kfd left as root:root 0660 (broken udev rules): `usermod -a -G root` would be harmful
+    sc.device_node(root, "/dev/kfd", 238, 0, 0, 0o660)
+    finding = sc.run_check(root, NOT_IN).findings[0]
+    assert finding.fix.id == "udev-rule-amdgpu" and finding.fix.action is None
+    steps = " ".join(finding.fix.steps)
+    assert "-G root" not in steps and 'GROUP="render"' in steps
+    assert "system group" in finding.explanation

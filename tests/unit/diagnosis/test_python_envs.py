@@ -254,3 +254,43 @@ def test_machine_gpus(tmp_path):
     assert gpus.readable and gpus.amd == ["/sys/bus/pci/devices/0000:03:00.0"] and not gpus.nvidia
     assert gpus.gfx_targets == ["gfx90a", "gfx1100"]
     assert not pe.machine_gpus(HostRoot(tmp_path / "nothing")).readable
+
+
+# -- running processes as /proc really shows them (review fixes) -------------------------------------
+
+
+def test_venv_process_is_its_venv_not_the_system_python(tmp_path):
+    """/proc/<pid>/exe is the resolved base interpreter for every venv; argv[0] keeps the venv."""
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    sc.comfyui_process(root)
+    result = pe.discover(HostRoot(root), time_budget_s=5)
+    venv = result.env_at(f"{sc.COMFYUI}/venv")
+    assert any(f"running GPU process {sc.COMFYUI_PID}" in how for how in venv.found_by)
+    assert result.env_at("/usr") is None
+
+
+def test_activated_venv_process_found_through_virtual_env(tmp_path):
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    sc.comfyui_process(root, activated=True)  # argv[0] == "python"
+    result = pe.discover(HostRoot(root), time_budget_s=5)
+    assert any("running GPU process" in how for how in result.env_at(f"{sc.COMFYUI}/venv").found_by)
+
+
+def test_snapshot_relative_fd_links_still_count(tmp_path):
+    """Support bundles store /proc/<pid>/fd/5 -> ../../../dev/kfd (relative)."""
+    from rocmdesk.diagnosis.facts import HostFacts, holds_gpu
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    fd = root / "proc/777/fd"
+    fd.mkdir(parents=True)
+    os.symlink("../../../dev/kfd", fd / "5")
+    sc.write(root, "/proc/777/comm", "ollama\n")
+    assert holds_gpu(HostRoot(root), 777)
+    assert (777, "ollama") in HostFacts(HostRoot(root)).gpu_processes
+    os.symlink("../../../dev/null", fd / "6")
+    assert not holds_gpu(HostRoot(root), 778)

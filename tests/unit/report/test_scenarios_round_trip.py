@@ -53,7 +53,7 @@ def _normalized(report) -> dict:
 
 # A bundle never holds absolute links: /proc/<pid>/fd/5 -> /dev/kfd becomes ../../../dev/kfd. facts.gpu_processes
 # compares the raw readlink() text with "/dev/kfd"; resolving it (root.resolve_host_path) would find the process.
-KNOWN_GAPS = {"visible-devices-process": "facts.gpu_processes compares raw fd link text, bundles hold relative links"}
+KNOWN_GAPS: dict[str, str] = {}  # (facts.holds_gpu now resolves the relative fd links of bundles)
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n]))
