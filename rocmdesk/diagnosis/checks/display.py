@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 AREA = "Display"
 CONFIG_DIRS = ("/etc/X11/xorg.conf.d", "/usr/share/X11/xorg.conf.d")
 WRONG_ON_AMDGPU = ("radeon", "fbdev", "vesa")
+# what the root helper's xorg-disable-conf renames a file to (helper/rocmdesk-helper DISABLED_SUFFIX):
+# the step shown must name the file the helper really creates
+DISABLED_SUFFIX = ".rocmdesk-disabled"
 MAX_EVIDENCE = 12
 
 
@@ -206,7 +209,8 @@ def xorg_driver_conflict(ctx):
     for path, ev in by_file.items():
         if path.startswith("/etc/X11/"):
             fix = Fix("xorg-disable-conf", True,
-                      (f"Move {path} aside (it is renamed to {path}.bak, so it can be restored).",
+                      (f"Move {path} aside: it is renamed to {path}{DISABLED_SUFFIX} (a name Xorg does not "
+                       "read), so it can be restored.",
                        "Restart the display manager or reboot."),
                       ("xorg-disable-conf", path))
         else:

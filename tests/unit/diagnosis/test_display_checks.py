@@ -126,3 +126,14 @@ def test_parse_xorg_conf():
 def test_scan_xorg_log_kinds():
     hits = scan_xorg_log('[1] (EE) Failed to load module "nvidia" (x)\n[2] (II) VESA(0): VESA BIOS\n[3] ok\n', "/l")
     assert [(h.line, h.kind) for h in hits] == [(1, "nvidia-missing"), (2, "fallback")]
+
+
+def test_fix_step_names_the_file_the_helper_creates(root):
+    import re
+    from pathlib import Path
+
+    sc.xorg_conf(root, "/etc/X11/xorg.conf", "nvidia")
+    finding = sc.run_check(root, "xorg-driver-conflict").findings[0]
+    helper = (Path(__file__).resolve().parents[3] / "helper" / "rocmdesk-helper").read_text()
+    suffix = re.search(r'^DISABLED_SUFFIX = "([^"]+)"', helper, re.M).group(1)
+    assert f"/etc/X11/xorg.conf{suffix}" in finding.fix.steps[0] and ".bak" not in finding.fix.steps[0]
