@@ -35,6 +35,7 @@ install-app:
 install-helper:
 	install -D -o root -g root -m 0755 helper/rocmdesk-helper $(DESTDIR)$(HELPER_DIR)/rocmdesk-helper
 	for p in $(POLICY); do install -D -m 0644 $$p $(DESTDIR)$(POLKIT_DIR)/$$(basename $$p); done
+	install -d -m 0755 $(DESTDIR)/var/lib/rocmdesk
 	install -d -m 0700 $(DESTDIR)/var/lib/rocmdesk/backups
 	install -d -m 0750 $(DESTDIR)/var/log/rocmdesk
 

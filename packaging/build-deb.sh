@@ -109,7 +109,9 @@ set -e
 if [ "$1" = configure ]; then
   # Byte-compile once as root (like py3compile); prerm removes the caches again.
   /usr/bin/python3 -m compileall -q -j 0 /usr/lib/rocmdesk >/dev/null 2>&1 || true
-  install -d -m 0700 /var/lib/rocmdesk /var/lib/rocmdesk/backups
+  # The app (as the user) reads the journal to list and undo changes; only backups stay private.
+  install -d -m 0755 /var/lib/rocmdesk
+  install -d -m 0700 /var/lib/rocmdesk/backups
   install -d -m 0750 /var/log/rocmdesk
   command -v gtk-update-icon-cache >/dev/null 2>&1 && gtk-update-icon-cache -q /usr/share/icons/hicolor || true
   command -v update-desktop-database >/dev/null 2>&1 && update-desktop-database -q || true

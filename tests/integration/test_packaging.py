@@ -131,6 +131,9 @@ def test_debian_package_installs_runs_and_removes(tmp_path, system_dbus_and_polk
             assert shown.returncode == 0, f"polkit does not know {action_id}: {shown.stderr}"
             assert exec_path in shown.stdout
             assert Path(exec_path).is_file()
+        # The app reads the helper's journal as the user; backups of /etc files stay root-only.
+        assert Path("/var/lib/rocmdesk").stat().st_mode & 0o777 == 0o755
+        assert Path("/var/lib/rocmdesk/backups").stat().st_mode & 0o777 == 0o700
         for path in ("/usr/share/applications/org.rocmdesk.RocmDesk.desktop",
                      "/usr/share/metainfo/org.rocmdesk.RocmDesk.metainfo.xml",
                      "/usr/share/icons/hicolor/scalable/apps/rocmdesk.svg"):
