@@ -77,7 +77,11 @@ def child(name: str, warmup: float, duration: float, interval: float) -> dict:
             samples.append(100.0 * (cpu - state["last"]) / (now - state["t"]))
         state["last"], state["t"] = cpu, now
 
+    def thread_times() -> dict[int, float]:
+        return {t.id: t.user_time + t.system_time for t in proc.threads()}
+
     def begin() -> None:
+        state["threads"] = thread_times()
         measure()
         timer.start()
 
@@ -87,6 +91,15 @@ def child(name: str, warmup: float, duration: float, interval: float) -> dict:
     QtCore.QTimer.singleShot(int(warmup * 1000), begin)
     QtCore.QTimer.singleShot(int((warmup + duration) * 1000) + 50, app.quit)
     app.exec()
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    before = state.get("threads") or {}
+    per_thread = {}
+    for tid, total in thread_times().items():
+        spent = total - before.get(tid, 0.0)
+        if spent >= 0.01:
+            per_thread[names.get(tid, f"native-{tid}")] = round(100.0 * spent / duration, 2)
     graphs = win.tab_widgets["graphs"]
     rss = proc.memory_info().rss
     history = session.feed.history
@@ -101,6 +114,7 @@ def child(name: str, warmup: float, duration: float, interval: float) -> dict:
         "history_points_per_gpu": max((len(g) for g in history.gpus()), default=0),
         "graph_redraws": graphs.draw_count,
         "samples_received": session.feed.sampler.status.samples if session.feed.sampler else 0,
+        "cpu_percent_by_thread": per_thread,
         "preload_s": round(state["loaded_s"], 2) if state["loaded_s"] is not None else None,
     }
     win.close()
@@ -115,6 +129,7 @@ def first_frame(runs: int) -> dict:
             marker = os.path.join(tmp, "frame")
             env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "ROCMDESK_FIRST_FRAME_FILE": marker,
                    "XDG_CONFIG_HOME": tmp}
+            spawned = time.time()
             proc = subprocess.Popen([sys.executable, "-m", "rocmdesk", "--demo"], env=env, cwd=REPO,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + 30
@@ -123,7 +138,7 @@ def first_frame(runs: int) -> dict:
                     time.sleep(0.02)
                 time.sleep(0.05)
                 if os.path.exists(marker):
-                    times.append(float(Path(marker).read_text().strip()))
+                    times.append(float(Path(marker).read_text().strip()) - spawned)
             finally:
                 proc.terminate()
                 try:

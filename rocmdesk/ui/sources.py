@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,8 @@ class Source:
     runner: CommandRunner
     backend: Backend
     backend_name: str
-    preload: list[Snapshot] = field(default_factory=list)  # past samples to show at once
+    # past samples to show at once, or a function computing them (run off the GUI thread)
+    preload: list[Snapshot] | Callable[[], list[Snapshot]] = field(default_factory=list)
     bundle: Any = None  # an OpenedBundle kept open while shown
     bundle_path: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -41,7 +43,9 @@ def demo_source(reason: str, recording: str | None = None, preroll_s: float = DE
 
     name = recording or os.environ.get("ROCMDESK_DEMO") or DEFAULT_RECORDING
     backend = DemoBackend(name, start_s=DEMO_START_S.get(str(name), 0.0))
-    preload = backend.preroll(preroll_s) if preroll_s > 0 else []
+    # the pre-roll (an hour of 8 GPUs: ~0.3 s) is computed in the feed's loader thread, after the
+    # window has painted; sampling starts after it, so the two never run at once
+    preload = (lambda: backend.preroll(preroll_s)) if preroll_s > 0 else []
     title = getattr(backend.recording, "title", "") or name
     root = HostRoot("/")
     return Source("demo", f"{reason} — {title}" if reason else title, root, runner_for(root),
