@@ -309,8 +309,22 @@ class Collector:
             parts = []
         return "/".join(parts)
 
+    def add_link(self, host_path: str, why: str) -> None:
+        """Keep a symbolic link (and the links on its way) without copying what it points to.
+
+        ``/proc/<pid>/exe`` names the interpreter a GPU process runs; the diagnosis only reads the
+        link (HostRoot.readlink / resolve_host_path), so the binary itself never enters the bundle.
+        """
+        self.resolve(host_path, why)
+        parent = host_path.strip("/").rsplit("/", 1)[0]
+        if parent and self.allowed(parent):
+            self._add_parents(parent + "/x", why)
+
     def add_path(self, host_path: str, why: str, kinds: Iterable[str] = ("read",)) -> None:
         kinds = set(kinds)
+        if _PROCESS_LINK.match(host_path.strip("/")):
+            self.add_link(host_path, why)  # what a process runs or holds open: the link, never the target
+            return
         real = self.resolve(host_path, why)
         if real is None or real == "":
             return
@@ -392,6 +406,9 @@ class Collector:
         if len(data) > limit:
             self.notes.append(f"/{real} left out: larger than {limit >> 20} MiB")
             return
+        if data.startswith(b"\x7fELF") and filters.module_name(real) is None:
+            self.notes.append(f"/{real} left out: a program or library, not configuration")
+            return
         if os.path.basename(real) in SERIAL_FILE_NAMES:
             value = data.decode("utf-8", "replace").strip()
             if value:
@@ -443,6 +460,29 @@ class Collector:
                 self.add_path(child, why)
             elif stat.S_ISDIR(st.st_mode) and depth > 0:
                 self.add_tree(child, why, depth - 1, name_ok)
+
+
+_PROCESS_LINK = re.compile(r"^proc/(\d+|self)/(exe|cwd|root|fd/\d+)$")
+
+
+def _add_gpu_processes(col: Collector) -> None:
+    """What the diagnosis knows of each process holding the GPU open, read or not during capture:
+    its name, command line, executable link, GPU-stack environment and its GPU file descriptors
+    (facts.gpu_processes, python_envs.gpu_process_interpreters)."""
+    for pid in sorted(col.gpu_pids, key=int):
+        why = f"process {pid} holds a GPU device open (its name, command line, interpreter, GPU environment)"
+        for name in ("comm", "cmdline", "environ", "status"):
+            if os.path.lexists(col._src(["proc", pid, name])):
+                col.add_path(f"/proc/{pid}/{name}", why)
+        if os.path.islink(col._src(["proc", pid, "exe"])):
+            col.add_link(f"/proc/{pid}/exe", why)
+        try:
+            fds = sorted(os.listdir(col._src(["proc", pid, "fd"])))[:1024]
+        except OSError:
+            continue
+        for fd in fds:
+            if os.path.islink(col._src(["proc", pid, "fd", fd])):
+                col.add_link(f"/proc/{pid}/fd/{fd}", why)  # only GPU device links are kept (_link_ok)
 
 
 def _link_ok(link_path: str, target: str) -> bool:
@@ -594,6 +634,7 @@ def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (
             else:
                 col.add_tree(match, why, depth, filters.sysfs_name_ok)
     _add_gpu_trees(col)
+    _add_gpu_processes(col)
     listings = _initramfs_listings(root, col)
     # identifiers first, so every text (files, command outputs) gets the same hashes
     for value in sorted(col.identifiers):

@@ -168,11 +168,56 @@ def account_names(root: HostRoot, uid: int, gid: int) -> tuple[str | None, str |
 # -- content transforms ---------------------------------------------------------------------------
 
 
+def module_name(path: str) -> str | None:
+    """``amdgpu`` for ``.../amdgpu.ko.zst``; None when the file is not a kernel module."""
+    base = path.rsplit("/", 1)[-1]
+    for suffix in (".ko", ".ko.zst", ".ko.xz", ".ko.gz"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)].replace("-", "_")
+    return None
+
+
+# Command-line options whose value is a secret (ComfyUI --api-key, servers' --token ...).
+_SECRET_OPTION = re.compile(r"^(-{1,2}[\w-]*(?:key|token|secret|passw(?:or)?d|pass|auth|credential)[\w-]*)"
+                            r"(=.*)?$", re.IGNORECASE)
+SECRET_VALUE = "<redacted>"
+
+
+def cmdline_args(data: bytes, red: Redactor) -> bytes:
+    """A ``/proc/<pid>/cmdline`` (NUL-separated argv) with secret option values removed and home
+    folders, user names and hostnames replaced; the argument count and order stay the same."""
+    if not data:
+        return b""  # a kernel thread or a zombie: no command line
+    args = data.split(b"\0")
+    trailing = args[-1] == b""
+    if trailing:
+        args = args[:-1]
+    out: list[str] = []
+    hide_next = False
+    for raw in args:
+        arg = raw.decode("utf-8", "replace")
+        if hide_next and not arg.startswith("-"):
+            out.append(SECRET_VALUE)
+            hide_next = False
+            continue
+        hide_next = False
+        match = _SECRET_OPTION.match(arg)
+        if match:
+            if match.group(2) is not None:
+                arg = f"{match.group(1)}={SECRET_VALUE}"
+            else:
+                hide_next = True
+        out.append(red.text(arg))
+    return "\0".join(out).encode() + (b"\0" if trailing else b"")
+
+
 def transform(path: str, data: bytes, red: Redactor, root: HostRoot) -> bytes | None:
     """The bundle's copy of a host file (``path`` without leading slash), reduced and redacted."""
     name = path.rsplit("/", 1)[-1]
     if re.fullmatch(r"proc/(self|\d+)/environ", path):
         return red.environ(data).encode()
+    if re.fullmatch(r"proc/\d+/cmdline", path):
+        return cmdline_args(data, red)
     if re.fullmatch(r"proc/(self|\d+)/status", path):
         keep = ("Name:", "Uid:", "Gid:", "Groups:", "Umask:")  # other lines blanked: line numbers stay
         text = "".join((line if line.startswith(keep) else "") + "\n" for line in _text(data).splitlines())

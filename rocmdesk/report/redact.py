@@ -28,9 +28,12 @@ KEEP_ENV_PREFIXES: tuple[str, ...] = (
     "HSA_", "HIP_", "ROCR_", "ROCM_", "HCC_", "CUDA_", "PYTORCH_", "TORCH_", "AMD_", "MIOPEN_",
     "ROCBLAS_", "HIPBLASLT_", "AMDGPU_", "RCCL_", "NCCL_",
 )
-KEEP_ENV_NAMES: frozenset[str] = frozenset({"GPU_DEVICE_ORDINAL", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME"})
+# VIRTUAL_ENV / CONDA_PREFIX name the Python environment of a process started from an activated
+# environment (argv[0] is then a bare "python"): the diagnosis finds the environment through them.
+KEEP_ENV_NAMES: frozenset[str] = frozenset({"GPU_DEVICE_ORDINAL", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME",
+                                            "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV"})
 # Their values are paths: kept, with home folders and user names redacted.
-PATH_ENV_NAMES: frozenset[str] = frozenset({"LD_LIBRARY_PATH", "HOME"})
+PATH_ENV_NAMES: frozenset[str] = frozenset({"LD_LIBRARY_PATH", "HOME", "VIRTUAL_ENV", "CONDA_PREFIX"})
 
 # Account names that are never personal (system users and groups keep their names).
 SYSTEM_UID_MAX = 999

@@ -1,22 +1,43 @@
-"""Capture -> open -> diagnose gives the same result as on the source root, for every scenario."""
+"""Capture -> open -> diagnose gives the same result as on the source root, for every scenario.
+
+Every scenario runs on the clean workstation *with its ComfyUI running on the GPU* (pid 5120), so
+the "found as running GPU process" evidence of the Python-environment discovery, read from
+``/proc/<pid>/exe`` and ``/proc/<pid>/cmdline``, must survive the capture too.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 
+from rocmdesk.diagnosis.python_envs import discover
 from rocmdesk.diagnosis.runner import diagnose
 from rocmdesk.host import HostRoot
 from rocmdesk.report.bundle import open_bundle, prepare_bundle
 from tests.support import scenarios as sc
-from tests.support.python_envs import CRYSTOOLS_REQUIREMENTS, make_comfyui
+from tests.support.python_envs import CRYSTOOLS_REQUIREMENTS, add_gpu_process, make_comfyui, make_venv
 
 KMSG = "amdgpu 0000:03:00.0: Direct firmware load for amdgpu/gc_11_0_0_pfp.bin failed with error -2"
+CONDA_PID = 6200
+
+
+def _conda_env_found_only_by_exe(root):
+    """A conda env outside every home folder, running a CUDA torch on the GPU; started as plain
+    ``python3`` with no CONDA_PREFIX, so only /proc/<pid>/exe names the environment."""
+    prefix = make_venv(root, "opt/envs/sd", torch="cuda", conda=True)
+    os.unlink(prefix / "bin" / "python")
+    (prefix / "bin" / "python3.11").write_bytes(b"#!interpreter\n")
+    add_gpu_process(root, CONDA_PID, "/opt/envs/sd/bin/python3.11", ["python3", "serve.py", "--api-key",
+                                                                      "sk-live-123456"])
+
 
 SCENARIOS = {
     "clean": lambda r: None,
+    "comfyui-activated-venv": lambda r: None,  # argv[0] is "python": only VIRTUAL_ENV names the venv
+    "conda-env-found-by-exe": _conda_env_found_only_by_exe,
     "amdgpu-not-loaded": sc.unload_amdgpu,
     "gpu-unbound": sc.unbind_gpu,
     "amdgpu-blacklisted": sc.blacklist_amdgpu,
@@ -45,29 +66,66 @@ SCENARIOS = {
 }
 
 
-def _normalized(report) -> dict:
-    data = report.to_json()
-    text = json.dumps({"checks": data["checks"], "findings": data["findings"]}, sort_keys=True)
+def _normalized(data) -> dict:
+    text = json.dumps(data, sort_keys=True)
     return json.loads(text.replace("/home/alice", "/home/user1").replace("alice", "user1"))
 
 
-# A bundle never holds absolute links: /proc/<pid>/fd/5 -> /dev/kfd becomes ../../../dev/kfd. facts.gpu_processes
-# compares the raw readlink() text with "/dev/kfd"; resolving it (root.resolve_host_path) would find the process.
-KNOWN_GAPS: dict[str, str] = {}  # (facts.holds_gpu now resolves the relative fd links of bundles)
+def _diagnosis(report) -> dict:
+    data = report.to_json()
+    return _normalized({"checks": data["checks"], "findings": data["findings"]})
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n]))
-                                  if n in KNOWN_GAPS else n for n in sorted(SCENARIOS)])
+def _environments(root: HostRoot, explicit=()) -> dict:
+    """What the Python-environment discovery finds: every environment, how, and its torch."""
+    found = discover(root, explicit)
+    return _normalized({
+        "envs": sorted([e.path, e.kind, e.found_by, e.torch.version if e.torch else None, e.torch.build
+                        if e.torch else None, e.comfyui] for e in found.envs),
+        "comfyui": sorted([c.path, c.env.path if c.env else None, c.custom_nodes] for c in found.comfyui),
+        "notes": found.notes,
+    })
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_diagnosis_after_a_round_trip(tmp_path, name):
     root = sc.clean_workstation(tmp_path / "root")
+    sc.comfyui_process(root, activated=name == "comfyui-activated-venv")
     SCENARIOS[name](root)
-    source = _normalized(diagnose(HostRoot(root)))
+    source = _diagnosis(diagnose(HostRoot(root)))
+    source_envs = _environments(HostRoot(root))
     plan = prepare_bundle(HostRoot(root))
     bundle = tmp_path / "b.tar.gz"
     plan.save(bundle)
     raw = gzip.decompress(bundle.read_bytes())
     assert b"alice" not in raw
     with open_bundle(bundle) as opened:
-        again = _normalized(diagnose(opened.root, python_envs=opened.python_envs))
-    assert [(c["id"], c["status"]) for c in again["checks"]] == [(c["id"], c["status"]) for c in source["checks"]]
-    assert again["findings"] == source["findings"]
+        again = _diagnosis(diagnose(opened.root, python_envs=opened.python_envs))
+        again_envs = _environments(opened.root, opened.python_envs)
+    assert [(c["id"], c["status"], c.get("reason")) for c in again["checks"]] == \
+        [(c["id"], c["status"], c.get("reason")) for c in source["checks"]]
+    assert again["findings"] == source["findings"]  # evidence (text, file, line) included
+    assert again_envs == source_envs
+    # the running ComfyUI's environment is known as a running process, before and after
+    found_by = [how for env in source_envs["envs"] for how in env[2]]
+    if name != "wsl":
+        assert any(f"running GPU process {sc.COMFYUI_PID}" in how for how in found_by), found_by
+
+
+def test_the_environment_only_a_process_names_is_evidence_after_the_round_trip(tmp_path):
+    """The CUDA torch of a conda env outside the home folders is found only through
+    /proc/<pid>/exe; its finding cites the process, and says so again from the bundle."""
+    root = sc.clean_workstation(tmp_path / "root")
+    _conda_env_found_only_by_exe(root)
+    plan = prepare_bundle(HostRoot(root))
+    plan.save(tmp_path / "b.tar.gz")
+    names = {m.name: m for m in plan.members}
+    exe = names[f"proc/{CONDA_PID}/exe"]
+    assert exe.kind == "link" and exe.target == "../../opt/envs/sd/bin/python3.11"
+    assert "opt/envs/sd/bin/python3.11" not in names  # the interpreter itself is not copied
+    argv = names[f"proc/{CONDA_PID}/cmdline"].data.split(b"\0")
+    assert argv[:4] == [b"python3", b"serve.py", b"--api-key", b"<redacted>"]
+    with open_bundle(tmp_path / "b.tar.gz") as opened:
+        report = diagnose(opened.root)
+    evidence = [e.text for f in report.findings if f.id == "torch-wheel-mismatch" for e in f.evidence]
+    assert f"found as running GPU process {CONDA_PID} (/opt/envs/sd/bin/python3.11)" in evidence, evidence
