@@ -135,6 +135,8 @@ class GraphsTab(QtWidgets.QWidget):
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self._setting_range = False
         self._gpu_signature: tuple = ()
+        self.known: dict[str, GpuInfo] = {}
+        self._sensors: dict[str, set[str]] = {}
 
         pal = theme.current()
         pg.setConfigOptions(antialias=False, useOpenGL=False, background=pal.surface, foreground=pal.muted)
@@ -319,15 +321,18 @@ class GraphsTab(QtWidgets.QWidget):
 
     # -- GPUs and curves ------------------------------------------------------------------------------
     def _on_gpus_changed(self, infos: list[GpuInfo]) -> None:
-        signature = tuple((i.pci, i.name) for i in infos)
+        """GPUs seen in this session stay on the graphs after they vanish (their line stops)."""
+        for info in infos:
+            self.known[info.pci] = info
+        signature = tuple((i.pci, i.name) for i in self.known.values())
         if signature == self._gpu_signature:
             return
         self._gpu_signature = signature
-        self._fill_gpu_combo(list(infos))
+        self._fill_gpu_combo(list(self.known.values()))
         self.rebuild()
 
     def shown_gpus(self) -> list[GpuInfo]:
-        infos = list(self.ctx.feed.gpus)
+        infos = list(self.known.values())
         if self.settings.graph_mode == "single" and self.settings.graph_gpu:
             return [i for i in infos if i.pci == self.settings.graph_gpu] or infos[:1]
         selected = self.settings.selected_gpus
@@ -336,7 +341,9 @@ class GraphsTab(QtWidgets.QWidget):
     def _sensors_of(self, pci: str) -> list[str]:
         """Sensors this GPU reports now (MI300X has no edge sensor: no empty edge curve)."""
         sample = self.ctx.feed.latest.get(pci)
-        return ordered_sensors(set(sample.temperature_c) if sample is not None else set())
+        if sample is not None and sample.temperature_c:
+            self._sensors[pci] = set(sample.temperature_c)  # remembered while the GPU is away
+        return ordered_sensors(self._sensors.get(pci, set()))
 
     def rebuild(self) -> None:
         """Create the curve items for the GPUs shown (only when GPUs or the mode change)."""
@@ -346,7 +353,7 @@ class GraphsTab(QtWidgets.QWidget):
         pal = theme.current()
         infos = self.shown_gpus()
         single = self.settings.graph_mode == "single" and len(infos) == 1
-        all_infos = list(self.ctx.feed.gpus)
+        all_infos = list(self.known.values())
         for info in infos:
             index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)
             color = theme.series_color(index)
@@ -387,7 +394,7 @@ class GraphsTab(QtWidgets.QWidget):
                 item.widget().deleteLater()
         pal = theme.current()
         entries: list[tuple[str, str]] = []
-        all_infos = list(self.ctx.feed.gpus)
+        all_infos = list(self.known.values())
         if single and infos:
             for sensor in self._sensors_of(infos[0].pci):
                 entries.append((theme.SENSOR_COLORS.get(sensor, pal.muted), sensor))
