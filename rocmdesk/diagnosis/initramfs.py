@@ -718,6 +718,44 @@ def detect_generators(root) -> list[tuple[str, list[str]]]:
     return found
 
 
+def generator_images(root, generator: str, kver: str) -> list[str]:
+    """The image ``generator`` itself names for kernel ``kver`` (facts 1b "Detect"), used to choose
+    between several installed generators: initrd.img-<kver>, initramfs-<kver>.img, a preset's image."""
+    if generator == "initramfs-tools":
+        return [f"/boot/initrd.img-{kver}"]
+    if generator == "dracut":
+        return [f"/boot/initramfs-{kver}.img"]
+    images = []
+    for preset in root.glob("/etc/mkinitcpio.d", "*.preset"):
+        image = parse_preset(_try_text(root, preset) or "").get("default_image")
+        images.append(image or f"/boot/initramfs-{preset.rsplit('/', 1)[-1][: -len('.preset')]}.img")
+    return images
+
+
+_GENERATOR_SETUP = {
+    "initramfs-tools": ("/etc/initramfs-tools",),
+    "dracut": ("/etc/dracut.conf", "/etc/dracut.conf.d"),
+    "mkinitcpio": ("/etc/mkinitcpio.conf",),
+}
+
+
+def choose_generator(root, generators: list[tuple[str, list[str]]], kver: str) -> tuple[str, list[str]] | None:
+    """The generator that builds this machine's image, or None when that cannot be told.
+
+    The same rule as the root helper's detect_generator (helper/rocmdesk-helper; facts 1b), so the one-click
+    fix is offered exactly when the helper will run it: one generator installed -> that one. Several (Ubuntu
+    with initramfs-tools plus dracut-core) -> keep those whose configuration exists AND whose image for
+    the running kernel exists in /boot (initramfs-tools: initrd.img-<kver>; dracut: initramfs-<kver>.img;
+    mkinitcpio: a preset's image); exactly one left -> that one; otherwise None (no guessing).
+    """
+    if len(generators) == 1:
+        return generators[0]
+    confirmed = [g for g in generators
+                 if any(root.exists(p) for p in _GENERATOR_SETUP.get(g[0], ()))
+                 and any(root.exists(p) or _listing_of(root, p) is not None for p in generator_images(root, g[0], kver))]
+    return confirmed[0] if len(confirmed) == 1 else None
+
+
 def _dpkg_installed(root, package: str) -> str | None:
     try:
         text = root.read_text("/var/lib/dpkg/status", 64 << 20)
@@ -827,12 +865,25 @@ def live_amdgpu(root, kver: str) -> tuple[bool, LiveModule | None]:
             if live:
                 break
     if live is not None:
+        live.fingerprint = _recorded_module(root, live.path)  # a support snapshot's record, if any
+    if live is not None and live.fingerprint is None:
         try:
             data = root.read_bytes(live.path, MODULE_CAPTURE)
             live.fingerprint = fingerprint(live.path, data)
         except OSError as exc:
             live.problem = str(exc)
     return False, live
+
+
+def _recorded_module(root, host_path: str) -> ModuleFingerprint | None:
+    """A snapshot keeps large module files as a record, not the bytes (rocmdesk/report/initramfs_listing.py)."""
+    if root.is_live:
+        return None
+    try:
+        from rocmdesk.report.initramfs_listing import recorded_module
+    except ImportError:  # pragma: no cover - the report package ships with the app
+        return None
+    return recorded_module(root, host_path)
 
 
 def _try_text_big(root, path: str) -> str | None:
@@ -850,8 +901,12 @@ def inspect_host(root, kver: str | None, limits: Limits | None = None) -> HostIn
         return info
     info.builtin, info.live = live_amdgpu(root, kver)
     generators = detect_generators(root)
+    chosen = choose_generator(root, generators, kver) if generators else None
+    # several generators and no single one confirmed: still read an image for the checks, but name no
+    # generator, so no one-click fix is offered (the helper refuses to guess too)
+    ambiguous = bool(generators) and chosen is None
     note = None
-    for generator, evidence in generators or [(None, [])]:
+    for generator, evidence in ([chosen] if chosen else generators) or [(None, [])]:
         if generator is None:
             candidates = [f"/boot/initrd.img-{kver}", f"/boot/initramfs-{kver}.img"]
         else:
@@ -859,12 +914,13 @@ def inspect_host(root, kver: str | None, limits: Limits | None = None) -> HostIn
         info.tried += [c for c in candidates if c not in info.tried]
         existing = [c for c in candidates if root.exists(c) or _listing_of(root, c) is not None]
         if existing:
-            info.generator, info.generator_evidence = generator, evidence
+            if not ambiguous:
+                info.generator, info.generator_evidence = generator, evidence
             info.image_path = existing[0]
             break
     else:
-        if generators:
-            info.generator, info.generator_evidence = generators[0]
+        if chosen:
+            info.generator, info.generator_evidence = chosen
         tried = ", ".join(info.tried)
         info.problem = note or (f"no initramfs image for kernel {kver} ({tried})" if tried
                                 else f"no initramfs image for kernel {kver}")

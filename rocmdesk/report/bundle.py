@@ -397,11 +397,19 @@ class Collector:
         if rule == filters.LISTING:
             return  # initramfs images: listed separately, never copied
         try:
-            limit = filters.REDUCED_MAX_BYTES if real in filters.REDUCED_FILES else CAPTURE_MAX_FILE_BYTES
+            limit = (filters.REDUCED_MAX_BYTES if real in filters.REDUCED_FILES or filters.reduced(real)
+                     else CAPTURE_MAX_FILE_BYTES)
             with open(self._src([real]), "rb") as fh:
                 data = fh.read(limit + 1)
         except OSError as exc:
             self.notes.append(f"/{real} could not be read on the source machine ({exc.strerror or exc})")
+            return
+        if len(data) > limit and filters.module_name(real) is not None and real.startswith(_MODULE_TREES):
+            from rocmdesk.report.initramfs_listing import standin
+
+            self.members[real] = RawMember(real, "file", f"{why} (stand-in: the module's size, sha256 and "
+                                           "modinfo are recorded in rocmdesk/initramfs/modules.json)",
+                                           standin("/" + real, st.st_size), mtime=st.st_mtime)
             return
         if len(data) > limit:
             self.notes.append(f"/{real} left out: larger than {limit >> 20} MiB")
@@ -462,6 +470,7 @@ class Collector:
                 self.add_tree(child, why, depth - 1, name_ok)
 
 
+_MODULE_TREES = ("lib/modules/", "usr/lib/modules/")
 _PROCESS_LINK = re.compile(r"^proc/(\d+|self)/(exe|cwd|root|fd/\d+)$")
 
 
@@ -636,6 +645,7 @@ def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (
     _add_gpu_trees(col)
     _add_gpu_processes(col)
     listings = _initramfs_listings(root, col)
+    modules = _module_records(root, col)
     # identifiers first, so every text (files, command outputs) gets the same hashes
     for value in sorted(col.identifiers):
         red.add_identifier(value)
@@ -648,6 +658,8 @@ def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (
         if member is not None:
             members.append(member)
     members.extend(listings_members(listings, red))
+    if modules is not None:
+        members.append(modules_member(modules, red, now))
     commands = json.dumps(obs.commands, indent=1, sort_keys=True)
     members.append(Member(COMMANDS_NAME, "file", "recorded outputs of the tools rocmdesk ran",
                           red.text(commands).encode(), mtime=now))
@@ -765,6 +777,33 @@ def _initramfs_listings(root: HostRoot, col: Collector) -> list[tuple[str, str, 
             continue
         out.append((name, text, mtime))
     return out
+
+
+def _module_records(root: HostRoot, col: Collector) -> dict | None:
+    """The running kernel's amdgpu module files: recorded (size, sha256, modinfo) and each kept as
+    a file or, when too large, a stand-in, so ``initramfs-stale`` compares the same things."""
+    kver = (root.try_read_text("/proc/sys/kernel/osrelease") or "").strip()
+    if not kver or "/" in kver:
+        return None
+    from rocmdesk.report.initramfs_listing import module_records
+
+    records = module_records(root, kver)
+    if not records["modules"] and not records["notes"]:
+        return None
+    for path in records["modules"]:
+        col.add_path(path, "an amdgpu module the running kernel could load (initramfs checks)")
+    col.notes.extend(records["notes"])
+    return records
+
+
+def modules_member(records: dict, red: Redactor, now: float) -> Member:
+    from rocmdesk.report.initramfs_listing import MODULES_NAME
+
+    data = dict(records, modules={red.path(p): r for p, r in records["modules"].items()},
+                notes=[red.text(n) for n in records["notes"]])
+    return Member(MODULES_NAME, "file", "the running kernel's amdgpu modules: size, sha256 and modinfo "
+                  "(initramfs-stale compares the image's copy with them)",
+                  (json.dumps(data, indent=1, sort_keys=True) + "\n").encode(), mtime=now)
 
 
 def listings_members(listings: Iterable[tuple[str, str, float]], red: Redactor) -> list[Member]:

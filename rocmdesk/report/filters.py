@@ -228,6 +228,8 @@ def transform(path: str, data: bytes, red: Redactor, root: HostRoot) -> bytes | 
         return red.text(_group_lines(_text(data), root)).encode()
     if path == "var/lib/dpkg/status":
         return red.text(dpkg_relevant(_text(data))).encode()
+    if reduced(path):
+        return modules_dep_relevant(_text(data)).encode()
     if path in ("usr/share/misc/pci.ids", "usr/share/hwdata/pci.ids"):
         return pci_ids_amd(_text(data)).encode()
     if path == "etc/environment" or (path.startswith("home/") and name in SHELL_RC) \
@@ -308,6 +310,24 @@ def _group_lines(text: str, root: HostRoot) -> str:
 # Files whose reduced copy is small even when the original is large (read up to this size).
 REDUCED_FILES = frozenset({"var/lib/dpkg/status", "usr/share/misc/pci.ids", "usr/share/hwdata/pci.ids"})
 REDUCED_MAX_BYTES = 64 << 20
+
+
+def reduced(path: str) -> bool:
+    """Files read whole and reduced before they go in (large on real machines)."""
+    return bool(_MODULES_DEP.fullmatch(path))
+
+
+_MODULES_DEP = re.compile(r"(usr/)?lib/modules/[^/]+/modules\.dep")
+
+
+def modules_dep_relevant(text: str) -> str:
+    """``modules.dep`` with the lines of other modules than the GPU's blanked (line numbers stay);
+    real ones are about 1 MB, the initramfs check needs the amdgpu line."""
+    out = []
+    for line in text.split("\n"):
+        name = module_name(line.split(":", 1)[0].strip())
+        out.append(line if name and (name.startswith(("amd", "drm", "gpu")) or name == "radeon") else "")
+    return "\n".join(out)
 
 
 def dpkg_relevant(text: str) -> str:

@@ -1,5 +1,11 @@
 """Initramfs *listings*: what a bundle holds instead of a (tens of MB) initramfs image.
 
+``rocmdesk/initramfs/modules.json`` records the installed amdgpu module files of the running
+kernel (size, sha256, modinfo): a bundle leaves out files over 2 MiB and real amdgpu modules are
+3-4 MiB compressed, 20+ MiB plain, so ``initramfs-stale`` compares the image's copy with this
+record (:func:`recorded_module`) instead of the file. Such a module is a short stand-in text in the
+bundle (:func:`standin`), so listings of its folder still show it.
+
 ``rocmdesk/initramfs/<image name>.list`` is JSON lines: a header, then one line per cpio member
 (name, size, mode, mtime, segment); kernel-module members named in ``MODULES`` also carry their
 sha256 and modinfo, so a check comparing the initramfs copy of amdgpu with the installed one
@@ -14,14 +20,18 @@ import os
 from collections.abc import Iterable
 
 from rocmdesk.diagnosis.initramfs import (
+    MODULE_CAPTURE,
+    MODULE_SUFFIXES,
     InitramfsImage,
     Member,
     MemberData,
+    ModuleFingerprint,
     Segment,
     fingerprint,
     module_name_of,
     read_image,
 )
+from rocmdesk.host import HostReadError, HostRoot
 
 FORMAT = "rocmdesk-initramfs-listing/1"
 LISTING_DIR = "rocmdesk/initramfs"
@@ -40,7 +50,9 @@ def listing_path(image_host_path: str) -> str:
 
 def list_image_lines(real_path: str, host_path: str) -> Iterable[str]:
     """Read an image (analyst-side path) and yield its listing as JSON lines."""
-    image = read_image(real_path, want=lambda n: module_name_of(n) in MODULES)
+    # the same capture size as the check reading the image itself (the default one is far
+    # smaller than a real amdgpu module, which would then be listed without its sha256)
+    image = read_image(real_path, want=lambda n: MODULE_CAPTURE if module_name_of(n) in MODULES else 0)
     yield json.dumps({"format": FORMAT, "image": host_path, "size": image.size, "mtime": image.mtime,
                       "segments": [[s.offset, s.compression, s.members, s.complete] for s in image.segments],
                       "problem": image.problem}, separators=(",", ":"))
@@ -99,3 +111,90 @@ def module_info(text: str) -> dict[str, dict[str, str]]:
         if isinstance(d, dict) and isinstance(d.get("modinfo"), dict):
             out[str(d["n"])] = {str(k): str(v) for k, v in d["modinfo"].items()}
     return out
+
+
+# -- the installed amdgpu modules of the running kernel ----------------------------------------------
+
+MODULES_NAME = f"{LISTING_DIR}/modules.json"
+MODULES_FORMAT = "rocmdesk-module-records/1"
+MAX_MODULE_RECORDS = 64
+# where depmod looks, in its default order (the diagnosis' live_amdgpu search order)
+MODULE_FOLDERS = ("updates/dkms", "updates", "extra", "kernel/drivers/gpu/drm/amd/amdgpu")
+STANDIN_HEADER = b"rocmdesk stand-in: kernel module left out of this bundle\n"
+
+
+def module_candidates(root: HostRoot, kver: str) -> list[str]:
+    """Host paths of the amdgpu module files the kernel ``kver`` could load (modules.dep first)."""
+    moddir = f"/lib/modules/{kver}"
+    out: list[str] = []
+    dep = _read(root, f"{moddir}/modules.dep", 64 << 20) or ""
+    for line in dep.splitlines():
+        path = line.split(":", 1)[0].strip()
+        if path and module_name_of(path) in MODULES:
+            out.append(f"{moddir}/{path}")
+    for folder in MODULE_FOLDERS:
+        for name in root.listdir(f"{moddir}/{folder}"):
+            if module_name_of(name) in MODULES and name.endswith(MODULE_SUFFIXES):
+                out.append(f"{moddir}/{folder}/{name}")
+    seen: set[str] = set()
+    unique = []
+    for path in out:
+        if path not in seen:
+            seen.add(path)
+            unique.append(path)
+    return unique[:MAX_MODULE_RECORDS]
+
+
+def module_records(root: HostRoot, kver: str | None) -> dict:
+    """The record a bundle keeps of the running kernel's amdgpu modules (JSON-ready)."""
+    records: dict[str, dict] = {}
+    notes: list[str] = []
+    for path in module_candidates(root, kver) if kver else []:
+        try:
+            real = root.resolve_host_path(path)
+            data = root.read_bytes(path, MODULE_CAPTURE)
+            mtime = root.stat(path).st_mtime
+        except (HostReadError, OSError) as exc:
+            notes.append(f"{path}: {exc}")
+            continue
+        fp = fingerprint(path, data)
+        records[real] = {"size": fp.size, "sha256": fp.sha256, "modinfo": fp.modinfo, "mtime": mtime}
+    return {"format": MODULES_FORMAT, "kernel": kver, "modules": records, "notes": notes}
+
+
+def standin(host_path: str, size: int) -> bytes:
+    """The bytes a bundle holds in place of a module file it leaves out."""
+    return STANDIN_HEADER + (f"{host_path}: {size} bytes; its size, sha256 and modinfo are in "
+                             f"/{MODULES_NAME}\n").encode()
+
+
+def recorded_module(root: HostRoot, host_path: str) -> ModuleFingerprint | None:
+    """The fingerprint a snapshot recorded for the module file ``host_path`` (None on a live root,
+    when the snapshot has no record of it, or when the record is damaged)."""
+    if root.is_live:
+        return None
+    text = _read(root, f"/{MODULES_NAME}", 4 << 20)
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+        if data.get("format") != MODULES_FORMAT:
+            return None
+        real = root.resolve_host_path(host_path)
+        record = data["modules"].get(real)
+        if record is None:
+            return None
+        modinfo = record.get("modinfo") or {}
+        if not isinstance(modinfo, dict):
+            return None
+        return ModuleFingerprint(host_path, int(record["size"]), str(record["sha256"]),
+                                 {str(k): str(v) for k, v in modinfo.items()})
+    except (ValueError, KeyError, TypeError, AttributeError, HostReadError):
+        return None
+
+
+def _read(root: HostRoot, host_path: str, max_bytes: int) -> str | None:
+    try:
+        return root.read_text(host_path, max_bytes)
+    except (HostReadError, OSError):
+        return None
