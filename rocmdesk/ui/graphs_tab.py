@@ -352,7 +352,7 @@ class GraphsTab(QtWidgets.QWidget):
         self.curves = []
         pal = theme.current()
         infos = self.shown_gpus()
-        single = self.settings.graph_mode == "single" and len(infos) == 1
+        single = len(infos) == 1  # one GPU: colour by sensor, whatever the mode
         all_infos = list(self.known.values())
         for info in infos:
             index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)

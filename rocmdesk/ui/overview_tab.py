@@ -332,7 +332,7 @@ class GpuCard(QtWidgets.QFrame):
         busy = s.gpu_busy_percent
         if is_number(busy):
             mem = s.mem_busy_percent
-            detail = f"memory {fmt_percent(mem)}" if is_number(mem) else ""
+            detail = f"mem {fmt_percent(mem)}" if is_number(mem) else ""
             self.busy.show_value(fmt_percent(busy), detail,
                                  "" if is_number(mem) else f"memory busy: {reason_of(na, 'mem_busy_percent')}")
             self.busy.bar.set_value(busy / 100.0, pal.accent, pal.surface_alt)
@@ -342,7 +342,7 @@ class GpuCard(QtWidgets.QFrame):
 
         # clocks
         if is_number(s.sclk_mhz):
-            detail = f"memory {fmt_mhz(s.mclk_mhz)}" if is_number(s.mclk_mhz) else ""
+            detail = f"mem {fmt_mhz(s.mclk_mhz)}" if is_number(s.mclk_mhz) else ""
             self.clocks.show_value(fmt_mhz(s.sclk_mhz), detail,
                                    "" if is_number(s.mclk_mhz) else f"memory clock: {reason_of(na, 'mclk_mhz')}")
         else:
@@ -373,6 +373,7 @@ class OverviewTab(QtWidgets.QWidget):
         self.grid.setSpacing(12)
         self.scroll.setWidget(self.body)
         self.empty = QtWidgets.QLabel("Waiting for the first sample…", self.body)
+        self.empty.setWordWrap(True)
         self.empty.setObjectName("emptyState")
         self.empty.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.grid.addWidget(self.empty, 0, 0)
@@ -458,6 +459,9 @@ class OverviewTab(QtWidgets.QWidget):
         """Update visible cards; trends move one point (2 s) at a time, so they repaint no faster."""
         self._pending = None
         now = time.monotonic()
+        if not snapshot.gpus and not self.cards:
+            problems = "\n".join(snapshot.errors[:3])
+            set_text(self.empty, f"No AMD GPU found.\n{self.ctx.mode_reason}" + (f"\n{problems}" if problems else ""))
         for sample in snapshot.gpus:
             card = self.cards.get(sample.info.pci)
             if card is not None and card.isVisible():

@@ -10,6 +10,7 @@ from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, is_number
 
 COLUMNS = ("GPU", "PID", "Name", "VRAM", "GPU %", "Command line")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
+NUMERIC = (1, 3, 4)
 
 
 class ProcessModel(QtCore.QAbstractTableModel):
@@ -17,6 +18,7 @@ class ProcessModel(QtCore.QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[ProcessUse] = []
         self.gpu_names: dict[str, str] = {}  # pci -> "0 · card1"
+        self.gpu_order: dict[str, int] = {}  # pci -> position, so GPU 10 sorts after GPU 9
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
@@ -25,8 +27,12 @@ class ProcessModel(QtCore.QAbstractTableModel):
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):
-        if orientation == QtCore.Qt.Orientation.Horizontal and role == QtCore.Qt.ItemDataRole.DisplayRole:
+        if orientation != QtCore.Qt.Orientation.Horizontal:
+            return None
+        if role == QtCore.Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and section in NUMERIC:
+            return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def data(self, index, role=QtCore.Qt.ItemDataRole.DisplayRole):
@@ -40,7 +46,7 @@ class ProcessModel(QtCore.QAbstractTableModel):
                 fmt_bytes(p.vram_bytes), fmt_percent(p.gpu_percent), p.cmdline,
             )[col]
         if role == SORT_ROLE:
-            values = (self.gpu_names.get(p.pci, p.pci), p.pid, p.name.lower(),
+            values = (self.gpu_order.get(p.pci, 1 << 20) * 100_000_000 + p.pid, p.pid, p.name.lower(),
                       p.vram_bytes if is_number(p.vram_bytes) else -1.0,
                       p.gpu_percent if is_number(p.gpu_percent) else -1.0, p.cmdline)
             return values[col]
@@ -51,7 +57,7 @@ class ProcessModel(QtCore.QAbstractTableModel):
                 return "this process's VRAM use is not reported"
             if col == 5:
                 return p.cmdline
-        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and col in (1, 3, 4):
+        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC:
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -59,6 +65,7 @@ class ProcessModel(QtCore.QAbstractTableModel):
         key_new = [(p.pid, p.pci) for p in rows]
         key_old = [(p.pid, p.pci) for p in self.rows]
         self.gpu_names = gpu_names
+        self.gpu_order = {pci: n for n, pci in enumerate(gpu_names)}
         if key_new == key_old:
             self.rows = list(rows)
             if rows:
@@ -93,7 +100,8 @@ class ProcessesTab(QtWidgets.QWidget):
         self.table.setModel(self.proxy)
         self.table.setAccessibleName("Processes using the GPUs")
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(3, QtCore.Qt.SortOrder.DescendingOrder)
+        # by GPU: rows keep their place from one sample to the next (VRAM ties would shuffle)
+        self.table.sortByColumn(0, QtCore.Qt.SortOrder.AscendingOrder)
         self.table.setAlternatingRowColors(True)
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)

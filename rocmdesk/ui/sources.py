@@ -98,7 +98,7 @@ def startup_source(root: str | None = None, demo: bool = False, open_bundle: str
     mode, reason = choose_startup_source(HostRoot("/"))
     if mode == "demo":
         log.warning("%s", reason)
-        return demo_source(reason.capitalize())
+        return demo_source(reason[:1].upper() + reason[1:])
     try:
         return root_source("/", backend)
     except BackendError as exc:

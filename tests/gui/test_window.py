@@ -254,3 +254,36 @@ def test_screenshot_action_writes_png_of_current_tab(qtbot, open_window, manual_
     assert path and (tmp_path / "shot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = session.window.save_screenshot("/proc/forbidden/shot.png")
     assert bad is None and "not saved" in session.window.statusBar().currentMessage()
+
+
+def test_empty_root_says_no_gpu_instead_of_waiting(qtbot, open_window, tmp_path):
+    from rocmdesk.ui.sources import root_source
+
+    (tmp_path / "empty" / "sys").mkdir(parents=True)
+    session = open_window(root_source(str(tmp_path / "empty"), "sysfs"))
+    overview = session.window.tab_widgets["overview"]
+    qtbot.waitUntil(lambda: "No AMD GPU found" in overview.empty.text(), timeout=5000)
+    assert str(tmp_path / "empty") in overview.empty.text()
+    assert overview.cards == {}
+
+
+def test_startup_without_gpu_opens_demo_with_reason():
+    from rocmdesk.host import HostRoot
+    from rocmdesk.telemetry.backends.demo import choose_startup_source
+    from rocmdesk.ui.sources import startup_source
+
+    if choose_startup_source(HostRoot("/"))[0] == "live":
+        pytest.skip("this machine has an AMD GPU")
+    source = startup_source()
+    assert source.mode == "demo" and "no AMD GPU" in source.reason
+    assert source.backend.demo
+
+
+def test_bad_bundle_is_a_clear_error(tmp_path):
+    from rocmdesk.report.bundle import BundleError
+    from rocmdesk.ui.sources import startup_source
+
+    bad = tmp_path / "garbage.tar.gz"
+    bad.write_bytes(b"not a bundle")
+    with pytest.raises(BundleError):
+        startup_source(open_bundle=str(bad))
