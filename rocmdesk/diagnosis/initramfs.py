@@ -750,9 +750,11 @@ def choose_generator(root, generators: list[tuple[str, list[str]]], kver: str) -
     """
     if len(generators) == 1:
         return generators[0]
+    def has_image(name: str) -> bool:
+        return any(root.exists(p) or _listing_of(root, p) is not None for p in generator_images(root, name, kver))
+
     confirmed = [g for g in generators
-                 if any(root.exists(p) for p in _GENERATOR_SETUP.get(g[0], ()))
-                 and any(root.exists(p) or _listing_of(root, p) is not None for p in generator_images(root, g[0], kver))]
+                 if any(root.exists(p) for p in _GENERATOR_SETUP.get(g[0], ())) and has_image(g[0])]
     return confirmed[0] if len(confirmed) == 1 else None
 
 

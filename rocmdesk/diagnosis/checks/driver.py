@@ -25,6 +25,12 @@ GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff 
 
 _BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
 _INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
+# The rule for amdgpu-blacklisted, on kmod's logical lines (kmod_logical_lines): the SAME patterns as the
+# root helper's BLACKLIST_LINE_RE (helper/rocmdesk-helper), so the check offers the one-click fix exactly
+# for the lines the helper then comments out. kmod splits words at spaces and tabs only (libkmod-config.c).
+_LOGICAL_BLACKLIST_RE = re.compile(r"[ \t]*blacklist[ \t]+amdgpu[ \t]*\r?", re.ASCII)
+_LOGICAL_INSTALL_RE = re.compile(
+    r"[ \t]*install[ \t]+amdgpu[ \t]+(?:/usr)?/bin/(?:false|true)(?:[^A-Za-z0-9_\r\n][^\r\n]*)?[ \t]*\r?", re.ASCII)
 _FIRMWARE_RE = re.compile(r"Direct firmware load for (amdgpu/\S+) failed with error (-?\d+)")
 _ATOMICS_RE = re.compile(r"PCI rejects atomics")
 _BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
@@ -97,15 +103,72 @@ def amdgpu_not_loaded(ctx):
 # -- amdgpu-blacklisted ---------------------------------------------------------------------------------
 
 
+def kmod_logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first physical line number, logical line) exactly as libkmod's getline_wrapped() reads a file.
+
+    A backslash right before "\\n" joins the next line with nothing in between; any other backslash is
+    dropped and the next character kept; only "\\n" ends a line; a logical line starting with "#" is a
+    comment. The root helper's kmod_logical_lines does the same, so both sides agree on continued lines.
+    """
+    out: list[tuple[int, str]] = []
+    buf: list[str] = []
+    start = number = 1
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and text[i + 1:i + 2] == "\n":
+            number += 1
+            i += 2
+            continue
+        if ch == "\\":
+            buf.append(text[i + 1:i + 2])
+            i += 2
+            continue
+        if ch == "\n":
+            out.append((start, "".join(buf)))
+            buf = []
+            number += 1
+            start = number
+        else:
+            buf.append(ch)
+        i += 1
+    if buf or start != number:
+        out.append((start, "".join(buf)))
+    return [(n, line) for n, line in out if line and not line.startswith("#")]
+
+
+def blocks_amdgpu(logical: str) -> bool:
+    """True for a logical modprobe.d line that stops amdgpu from loading (facts 1c)."""
+    return bool(_LOGICAL_BLACKLIST_RE.fullmatch(logical) or _LOGICAL_INSTALL_RE.fullmatch(logical))
+
+
+def _modprobe_files(facts: HostFacts) -> list[str]:
+    """The modprobe.d *.conf files kmod reads (a name in an earlier folder hides the same name later)."""
+    chosen: dict[str, str] = {}
+    for folder in facts.modprobe_dirs:
+        for name in facts.root.listdir(folder):
+            if name.endswith(".conf") and name not in chosen:
+                chosen[name] = f"{folder}/{name}"
+    return [chosen[name] for name in sorted(chosen)]
+
+
+def _blacklist_lines(facts: HostFacts) -> list[SourcedLine]:
+    out = []
+    for path in _modprobe_files(facts):
+        text = facts.read(path) or ""
+        out.extend(SourcedLine(path, number, line.strip()) for number, line in kmod_logical_lines(text)
+                   if blocks_amdgpu(line))
+    return out
+
+
 @check("amdgpu-blacklisted", AREA)
 def amdgpu_blacklisted(ctx):
     if ctx.is_wsl:
         return Skipped(ctx.WSL_SKIP_REASON)
     facts = _facts(ctx)
     by_file: dict[str, list[SourcedLine]] = {}
-    for line in facts.modprobe_lines:
-        if _BLACKLIST_RE.match(line.text) or _INSTALL_FALSE_RE.match(line.text):
-            by_file.setdefault(line.path, []).append(line)
+    for line in _blacklist_lines(facts):
+        by_file.setdefault(line.path, []).append(line)
     outcomes: list = []
     loaded = facts.amdgpu_loaded
     for path, lines in by_file.items():
