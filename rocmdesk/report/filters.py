@@ -223,9 +223,11 @@ def transform(path: str, data: bytes, red: Redactor, root: HostRoot) -> bytes | 
         text = "".join((line if line.startswith(keep) else "") + "\n" for line in _text(data).splitlines())
         return red.text(text).encode()
     if path == "etc/passwd":
-        return red.text(_passwd_lines(_text(data), red)).encode()
+        return _passwd_lines(_text(data), red).encode()
     if path == "etc/group":
-        return red.text(_group_lines(_text(data), root)).encode()
+        return _group_lines(_text(data), root, red).encode()
+    if path in ("etc/hostname", "proc/sys/kernel/hostname") and _text(data).strip():
+        return b"host1\n"
     if path == "var/lib/dpkg/status":
         return red.text(dpkg_relevant(_text(data))).encode()
     if reduced(path):
@@ -258,12 +260,12 @@ def _is_utf8(data: bytes) -> bool:
 
 
 def _redact_binary(data: bytes, red: Redactor) -> bytes:
-    for secret, placeholder in [*red.homes.items(), *red.users.items(), *((h, "host1") for h in red.hostnames)]:
-        data = data.replace(secret.encode(), placeholder.encode())
-    return data
+    return red.binary(data)
 
 
 def _passwd_lines(text: str, red: Redactor) -> str:
+    """The current user's and root's lines, field by field: the name field gets the placeholder
+    even when the name is a common word (a user called ``render``), the rest stays as it is."""
     out = []
     for line in text.splitlines():
         parts = line.split(":")
@@ -271,19 +273,23 @@ def _passwd_lines(text: str, red: Redactor) -> str:
             out.append("")
             continue
         if parts[0] in red.users or parts[2] == "0":
+            parts[0] = red.user(parts[0])
             parts[1] = "x"
             parts[4] = ""  # the full name (GECOS)
+            parts[5:] = [red.text(p) for p in parts[5:]]
             out.append(":".join(parts))
         else:
             out.append("")  # blanked, not removed: evidence cites line numbers
     return "".join(f"{line}\n" for line in out)
 
 
+SYSTEM_GID_MAX = 999
 RELEVANT_GROUPS = frozenset({"video", "render", "root", "kfd", "users", "wheel", "sudo", "adm"})
 
 
-def _group_lines(text: str, root: HostRoot) -> str:
-    """The groups that decide GPU access: video, render, the devices' groups and the user's own."""
+def _group_lines(text: str, root: HostRoot, red: Redactor) -> str:
+    """The groups that decide GPU access: video, render, the devices' groups and the user's own;
+    a person's name is replaced in the name and member fields only (``render:x:992:user1``)."""
     status = root.try_read_text("/proc/self/status") or ""
     uid, session = status_ids(status)
     gids = set(session)
@@ -301,7 +307,10 @@ def _group_lines(text: str, root: HostRoot) -> str:
         parts = line.split(":")
         if len(parts) >= 4 and (parts[0] in RELEVANT_GROUPS or (parts[2].isdigit() and int(parts[2]) in gids)):
             parts[1] = "x"
-            out.append(":".join(parts))
+            if not (parts[2].isdigit() and int(parts[2]) <= SYSTEM_GID_MAX):
+                parts[0] = red.user(parts[0])  # the user's private group; system groups keep their names
+            parts[3] = ",".join(red.user(m) for m in parts[3].split(",")) if parts[3] else ""
+            out.append(":".join(parts[:4]))
         else:
             out.append("")
     return "".join(f"{line}\n" for line in out)

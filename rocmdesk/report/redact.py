@@ -5,8 +5,21 @@ Hostnames, user names and home folders become stable placeholders (``host1``, ``
 replaced by a salted hash of the same shape (so a KFD ``unique_id`` still matches the sysfs one
 inside the bundle, but cannot be traced back); the environment keeps only GPU-stack variables.
 
-Placeholders are whole-word replacements: a user called ``alice`` is replaced in ``/home/alice``
-and ``alice render`` but not inside an unrelated longer word.
+Where a name is replaced depends on how much it says on its own:
+
+* A *distinctive* name (``alice``, ``ws-zorana-7``) is replaced wherever it stands between
+  non-alphanumeric characters: ``/home/alice-data/``, ``alice@host``, ``alice.local``,
+  ``alice_backup`` and ``alice render``; never inside a longer word (``malice``, ``alice2``).
+* A name that is also a *common word* of this domain or of the machine (``amd``, ``gpu``,
+  ``render``, ``video``, ``root``, a system group or account, anything under three letters) is
+  replaced only where it can only be the person or the machine: home folders (``/home/amd``,
+  ``/home/amd-data``), ``amd@host``, ``~amd``, ``USER=amd``, ``"user": "amd"``, ``amd.local``,
+  and the name fields of ``/etc/passwd`` and ``/etc/group`` (see ``filters``). ``amdgpu``,
+  ``amd-smi``, ``render:x:992:`` and ``Advanced Micro Devices`` stay as they are, so the
+  diagnosis of the bundle reads the same groups, packages and modules as on the machine.
+
+A hostname equal to a user name gets the user's placeholder where the context says "person"
+(``alice@``, ``USER=alice``, passwd/group fields, home folders) and ``host1`` elsewhere.
 """
 
 from __future__ import annotations
@@ -48,6 +61,23 @@ SERIAL_FILE_NAMES = frozenset({"serial_number", "unique_id"})
 WELL_KNOWN_UUIDS = frozenset({"8be4df61-93ca-11d2-aa0d-00e098032b8c"})
 
 
+# Words a user or host name can collide with that the bundle must keep intact (groups, module and
+# package name parts, tool words). Names shorter than MIN_DISTINCT_LEN count as common too.
+COMMON_WORDS: frozenset[str] = frozenset("""
+    amd amdgpu ati radeon gpu gpus cpu apu dgpu igpu render renderd video audio input kfd drm dri card
+    root admin adm sudo wheel users user guest games plugdev netdev lp kvm docker lxd systemd nobody
+    rocm hip hsa rocr roc miopen rocblas rccl cuda nvidia mesa intel xorg wayland display amdsmi smi
+    linux kernel module modules firmware driver device devices pci node nodes topology power fan temp
+    edge junction mem memory vram gtt compute sys proc dev boot lib bin opt usr var etc tmp run srv mnt
+    home data test build server desktop workstation laptop local host localhost share config system
+    python torch comfyui ollama ubuntu debian fedora arch none auto default main version name info
+    status enabled disabled true false yes no on off ok
+""".split())
+MIN_DISTINCT_LEN = 3
+_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
+_ALNUM_AFTER = r"(?![A-Za-z0-9])"
+
+
 def keep_env_name(name: str) -> bool:
     return name in KEEP_ENV_NAMES or name.startswith(KEEP_ENV_PREFIXES)
 
@@ -61,8 +91,20 @@ class Redactor:
     homes: dict[str, str] = field(default_factory=dict)  # real home path -> placeholder path
     salt: bytes = field(default_factory=lambda: secrets.token_bytes(16))
     ids: dict[str, str] = field(default_factory=dict)  # identifier value -> hashed value
+    system_words: set[str] = field(default_factory=set)  # this machine's system groups and accounts
 
     def __post_init__(self) -> None:
+        self._compile()
+
+    def is_common(self, name: str) -> bool:
+        """Is ``name`` also an ordinary word here (then it is replaced only in telling contexts)?"""
+        lowered = name.lower()
+        return (len(name) < MIN_DISTINCT_LEN or name.isdigit() or lowered in COMMON_WORDS
+                or name in self.system_words or lowered in {w.lower() for w in self.system_words})
+
+    def add_system_words(self, words: Iterable[str]) -> None:
+        """Names of the machine's system groups and accounts: never replaced as bare words."""
+        self.system_words.update(w for w in words if w)
         self._compile()
 
     # -- setup ---------------------------------------------------------------------------------
@@ -115,13 +157,20 @@ class Redactor:
 
     def _compile(self) -> None:
         homes = sorted(self.homes, key=len, reverse=True)
-        self._home_re = (re.compile("|".join(re.escape(h) + r"(?=/|\b|$)" for h in homes)) if homes else None)
-        words = sorted(self.users, key=len, reverse=True)
-        self._user_re = (re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, words)) + r")(?![\w])")
-                         if words else None)
+        self._home_re = (re.compile("|".join(re.escape(h) + _ALNUM_AFTER for h in homes)) if homes else None)
+        users = sorted(self.users, key=len, reverse=True)
+        distinct = [u for u in users if not self.is_common(u)]
+        self._user_re = (re.compile(_ALNUM_BEFORE + "(" + "|".join(map(re.escape, distinct)) + ")" + _ALNUM_AFTER)
+                         if distinct else None)
+        self._user_ctx_re = _user_contexts(users) if users else None
         hosts = sorted(self.hostnames, key=len, reverse=True)
-        self._host_re = (re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, hosts)) + r")(?![\w-])",
-                                    re.IGNORECASE) if hosts else None)
+        distinct_hosts = [h for h in hosts if not self.is_common(h)]
+        self._host_re = (re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, distinct_hosts)) + r")(?![\w-])",
+                                    re.IGNORECASE) if distinct_hosts else None)
+        self._host_ctx_re = _host_contexts(hosts) if hosts else None
+        binary = [*homes, *distinct, *distinct_hosts]
+        self._binary_re = (re.compile(_ALNUM_BEFORE.encode() + b"(" + b"|".join(re.escape(w.encode()) for w in binary)
+                                      + b")" + _ALNUM_AFTER.encode()) if binary else None)
         ids = sorted(self.ids, key=len, reverse=True)
         self._id_re = (re.compile(r"(?<![\w])(" + "|".join(map(re.escape, ids)) + r")(?![\w])")
                        if ids else None)
@@ -136,11 +185,28 @@ class Redactor:
         if uuids:
             text = UUID_RE.sub(lambda m: m.group(0) if m.group(0).lower() in WELL_KNOWN_UUIDS
                                else self.add_identifier_nocompile(m.group(0)), text)
+        if self._user_ctx_re is not None:
+            text = self._user_ctx_re.sub(lambda m: self.users[_first(m)], text)
+        if self._host_ctx_re is not None:
+            text = self._host_ctx_re.sub("host1", text)
         if self._host_re is not None:
             text = self._host_re.sub("host1", text)
         if self._user_re is not None:
             text = self._user_re.sub(lambda m: self.users[m.group(1)], text)
         return text
+
+    def user(self, name: str) -> str:
+        """A name field known to hold an account name (passwd, group members): its placeholder."""
+        return self.users.get(name, name)
+
+    def binary(self, data: bytes) -> bytes:
+        """Home folders and distinctive names replaced in bytes that are not text (common words stay:
+        ``amd`` inside a kernel module is not a person)."""
+        if self._binary_re is None:
+            return data
+        table = {k.encode(): v.encode() for k, v in (*self.homes.items(), *self.users.items())}
+        table.update({h.encode(): b"host1" for h in self.hostnames})
+        return self._binary_re.sub(lambda m: table.get(m.group(1), m.group(1)), data)
 
     def add_identifier_nocompile(self, value: str) -> str:
         if value not in self.ids:
@@ -171,8 +237,41 @@ class Redactor:
                 "identifiers": len({v for v in self.ids.values()})}
 
     def secrets(self) -> list[str]:
-        """Every replaced string (for tests and a last check over the bundle's bytes)."""
-        return [*self.hostnames, *self.users, *self.homes]
+        """Every string replaced wherever it stands (for tests and a last check over the bundle's
+        bytes); common-word names are left out: ``amd`` stays in ``amdgpu``."""
+        return [*(h for h in self.hostnames if not self.is_common(h)),
+                *(u for u in self.users if not self.is_common(u)), *self.homes]
+
+
+def _alternation(words: Iterable[str]) -> str:
+    return "|".join(map(re.escape, sorted(words, key=len, reverse=True)))
+
+
+def _first(match: re.Match) -> str:
+    return next(g for g in match.groups() if g is not None)
+
+
+def _user_contexts(users: Iterable[str]) -> re.Pattern:
+    """Where any account name, common word or not, can only be the person."""
+    alt = _alternation(users)
+    return re.compile("|".join((
+        rf"(?<![A-Za-z0-9_.-])({alt})(?=@)",  # alice@host, amd@ws
+        rf"(?<=~)({alt}){_ALNUM_AFTER}",  # ~alice
+        rf"(?:(?<=USER=)|(?<=LOGNAME=)|(?<=USERNAME=)|(?<=SUDO_USER=)|(?<=PAM_USER=))({alt}){_ALNUM_AFTER}",
+        rf'(?:(?<="user": ")|(?<="user":")|(?<="owner": ")|(?<="owner":"))({alt})(?=")',  # telemetry JSON
+        rf"(?<![A-Za-z0-9_.-])({alt})(?=\.local\b)",  # alice.local
+    )))
+
+
+def _host_contexts(hosts: Iterable[str]) -> re.Pattern:
+    """Where any hostname, common word or not, can only be the machine."""
+    alt = _alternation(hosts)
+    return re.compile("|".join((
+        rf"(?<=@)({alt})(?![A-Za-z0-9-])",  # user@host
+        rf"(?<![A-Za-z0-9_.-])({alt})(?=\.(?:local|lan|home|localdomain|internal)\b)",
+        rf"(?<=HOSTNAME=)({alt})(?![A-Za-z0-9-])",
+        rf"(?<=Linux )({alt})(?= \d)",  # uname -a, Xorg's "Current Operating System: Linux host 6.8.0"
+    )), re.IGNORECASE)
 
 
 def _as_int(value: str) -> int | None:
@@ -219,6 +318,16 @@ def parse_passwd(text: str) -> list[tuple[str, int, str]]:
     return out
 
 
+def system_groups(text: str) -> list[str]:
+    """Names of the system groups (gid below 1000) of an ``/etc/group`` text."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split(":")
+        if len(parts) >= 3 and parts[2].isdigit() and int(parts[2]) <= SYSTEM_UID_MAX:
+            out.append(parts[0])
+    return out
+
+
 def status_ids(text: str) -> tuple[int | None, list[int]]:
     """(real uid, supplementary gids) from a ``/proc/<pid>/status`` text."""
     uid, groups = None, []
@@ -240,6 +349,9 @@ def redactor_for(root: HostRoot, extra_hostnames: Iterable[str] = (), extra_user
     accounts = parse_passwd(root.try_read_text("/etc/passwd") or "")
     # The current user first, so it is always user1.
     accounts.sort(key=lambda a: (a[1] != current_uid, a[1]))
+    red.add_system_words(name for name, uid, _home in accounts
+                         if (uid <= SYSTEM_UID_MAX and uid != current_uid) or uid in NOBODY_UIDS)
+    red.add_system_words(system_groups(root.try_read_text("/etc/group") or ""))
     for name, uid, home in accounts:
         if uid in NOBODY_UIDS or (uid <= SYSTEM_UID_MAX and uid != current_uid) or uid == 0:
             continue
