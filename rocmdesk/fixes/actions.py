@@ -32,8 +32,9 @@ POLKIT_DEFAULTS: dict[str, str] = {
     **{name: "auth_admin" for name in SYSTEM_ACTIONS},
 }
 
-# user-level fixes: run as the user, never through pkexec
-USER_ACTIONS: tuple[str, ...] = ("pip-reinstall-rocm-torch",)
+# user-level fixes: run as the user, never through pkexec (action -> argument count)
+USER_ARGUMENT_COUNTS: dict[str, int] = {"pip-reinstall-rocm-torch": 2, "pip-uninstall-pynvml": 1}
+USER_ACTIONS: tuple[str, ...] = tuple(USER_ARGUMENT_COUNTS)
 
 PERFORMANCE_LEVELS: tuple[str, ...] = (
     "auto", "low", "high", "manual", "profile_standard", "profile_min_sclk", "profile_min_mclk", "profile_peak",
@@ -56,8 +57,8 @@ def check_shape(action: tuple[str, ...] | list[str]) -> None:
     name = action[0] if action else ""
     if name in ARGUMENT_COUNTS:
         expected = ARGUMENT_COUNTS[name]
-    elif name in USER_ACTIONS:
-        expected = 2
+    elif name in USER_ARGUMENT_COUNTS:
+        expected = USER_ARGUMENT_COUNTS[name]
     else:
         raise ValueError(f"unknown fix action {name!r}")
     if len(action) - 1 != expected:

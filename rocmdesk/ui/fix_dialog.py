@@ -10,6 +10,7 @@ which runs as the user and never asks for a password.
 from __future__ import annotations
 
 import logging
+import subprocess
 import threading
 from collections.abc import Sequence
 
@@ -17,7 +18,15 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.fixes import client
 from rocmdesk.fixes.actions import HELPER_PATH, PKEXEC_CANDIDATES
-from rocmdesk.fixes.pip_fix import PipFixError, PipRun, plan_pip_reinstall
+from rocmdesk.fixes.pip_fix import (
+    PipFixError,
+    PipReinstall,
+    PipRun,
+    PipUninstall,
+    RollbackRun,
+    plan_pip_reinstall,
+    plan_pip_uninstall_pynvml,
+)
 from rocmdesk.fixes.plan import FixPlan, PlanError, plan_from_helper_output
 from rocmdesk.fixes.requests import FixRequest, request_for_finding
 
@@ -201,26 +210,37 @@ class FixDialog(QtWidgets.QDialog):
 class _PipSignals(QtCore.QObject):
     line = QtCore.Signal(str)
     done = QtCore.Signal(object)  # exit code or error text
+    restored = QtCore.Signal(object)  # exit code or error text of a rollback
 
 
 class PipFixDialog(QtWidgets.QDialog):
-    """Reinstall ROCm torch into a venv as the user: output streams in, Cancel stops it."""
+    """A user-level pip fix in one environment, as the user: output streams in, Cancel stops it.
+
+    ``pip-reinstall-rocm-torch ENV INDEX`` (``index_url`` given) or ``pip-uninstall-pynvml ENV``
+    (``uninstall_pynvml=True``). After the run, "Restore previous packages" puts back what it changed
+    (see rocmdesk.fixes.pip_fix.plan_rollback), also streamed and cancellable.
+    """
 
     finished_run = QtCore.Signal(object)
+    restored = QtCore.Signal(object)
 
-    def __init__(self, env: str, index_url: str, parent: QtWidgets.QWidget | None = None) -> None:
+    def __init__(self, env: str, index_url: str | None = None, parent: QtWidgets.QWidget | None = None,
+                 uninstall_pynvml: bool = False) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Reinstall PyTorch for ROCm")
         self.setMinimumSize(640, 420)
         self.text = QtWidgets.QPlainTextEdit(readOnly=True)
         self.text.setFont(_mono())
         self.message = QtWidgets.QLabel()
         self.message.setWordWrap(True)
         self.buttons = QtWidgets.QDialogButtonBox()
-        self.run_button = self.buttons.addButton("Reinstall", QtWidgets.QDialogButtonBox.ButtonRole.AcceptRole)
+        self.run_button = self.buttons.addButton("Run", QtWidgets.QDialogButtonBox.ButtonRole.AcceptRole)
+        self.restore_button = self.buttons.addButton("Restore previous packages",
+                                                     QtWidgets.QDialogButtonBox.ButtonRole.ActionRole)
+        self.restore_button.setVisible(False)
         self.cancel_button = self.buttons.addButton(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
         self.cancel_button.clicked.connect(self.cancel)
         self.run_button.clicked.connect(self.start)
+        self.restore_button.clicked.connect(self.restore)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(self.text, 1)
         layout.addWidget(self.message)
@@ -228,15 +248,29 @@ class PipFixDialog(QtWidgets.QDialog):
         self.signals = _PipSignals(self)
         self.signals.line.connect(self.text.appendPlainText)
         self.signals.done.connect(self._done)
+        self.signals.restored.connect(self._restored)
         self.run: PipRun | None = None
+        self.rollback_run: RollbackRun | None = None
         self._thread: threading.Thread | None = None
+        self.plan: PipReinstall | PipUninstall | None
         try:
-            self.plan = plan_pip_reinstall(env, index_url)
-            self.text.setPlainText(self.plan.describe())
+            self.plan = plan_pip_uninstall_pynvml(env) if uninstall_pynvml else plan_pip_reinstall(env, index_url or "")
         except PipFixError as exc:
             self.plan = None
+            self.setWindowTitle("Remove pynvml" if uninstall_pynvml else "Reinstall PyTorch for ROCm")
             self.text.setPlainText(str(exc))
             self.run_button.setEnabled(False)
+            return
+        self.setWindowTitle(self.plan.title)
+        self.run_button.setText(self.plan.run_label)
+        self.text.setPlainText(self.plan.describe())
+
+    def _in_thread(self, work, name: str) -> None:
+        self._thread = threading.Thread(target=work, name=name, daemon=True)
+        self._thread.start()
+
+    def _busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
     def start(self, save_dir=None) -> None:
         if self.plan is None or self._thread is not None:
@@ -247,38 +281,77 @@ class PipFixDialog(QtWidgets.QDialog):
         def work() -> None:
             try:
                 self.signals.done.emit(self.run.run())
-            except (PipFixError, OSError) as exc:
+            except (PipFixError, OSError, subprocess.SubprocessError) as exc:
                 self.signals.done.emit(str(exc))
 
-        self._thread = threading.Thread(target=work, name="pip-fix", daemon=True)
-        self._thread.start()
+        self._in_thread(work, "pip-fix")
+
+    def restore(self) -> None:
+        """Put back the packages the run changed (only after a run, never while one is going)."""
+        rollback = self.run.rollback if self.run is not None else None
+        if rollback is None or rollback.is_empty or self._busy():
+            return
+        self.restore_button.setEnabled(False)
+        self.cancel_button.setText("Cancel")
+        self.message.setText("Restoring the previous packages…")
+        self.rollback_run = RollbackRun(rollback, self.signals.line.emit)
+
+        def work() -> None:
+            try:
+                self.signals.restored.emit(self.rollback_run.run())
+            except (PipFixError, OSError) as exc:
+                self.signals.restored.emit(str(exc))
+
+        self._in_thread(work, "pip-rollback")
 
     def cancel(self) -> None:
-        if self.run is not None and self._thread is not None and self._thread.is_alive():
-            self.run.cancel()
+        if self._busy():
+            running = self.rollback_run if self.rollback_run is not None else self.run
+            if running is not None:
+                running.cancel()
             self.message.setText("Stopping…")
         else:
             self.reject()
 
     def _done(self, result) -> None:
+        saved = self.run.freeze_file if self.run else None
         if isinstance(result, str):
             self.message.setText(result)
         elif self.run is not None and self.run.cancelled:
-            self.message.setText("Cancelled. The previous package list is saved in "
-                                 f"{self.run.freeze_file} if you need to restore it.")
+            self.message.setText(f"Cancelled. The previous package list is saved in {saved}.")
         elif result == 0:
             self.message.setText("Done. Restart the program that uses this environment.")
         else:
-            self.message.setText(f"pip failed (exit code {result}). The previous package list is saved in "
-                                 f"{self.run.freeze_file if self.run else '?'}.")
+            self.message.setText(f"pip failed (exit code {result}). The previous package list is saved in {saved}.")
+        rollback = self.run.rollback if self.run is not None else None
+        if rollback is not None and not (rollback.is_empty and not rollback.skipped):
+            self.text.appendPlainText("\n" + rollback.describe())
+            self.restore_button.setVisible(True)
+            self.restore_button.setEnabled(not rollback.is_empty)
         self.cancel_button.setText("Close")
         self._thread = None
         self.finished_run.emit(result)
+
+    def _restored(self, result) -> None:
+        if isinstance(result, str):
+            self.message.setText(result)
+        elif self.rollback_run is not None and self.rollback_run.cancelled:
+            self.message.setText("Restoring was cancelled; the environment may be half restored. "
+                                 f"The previous package list is in {self.run.freeze_file if self.run else '?'}.")
+        elif result == 0:
+            self.message.setText("Restored the previous packages.")
+        else:
+            self.message.setText(f"Restoring failed (pip exit code {result}); see the output above.")
+        self.cancel_button.setText("Close")
+        self._thread = None
+        self.restored.emit(result)
 
 
 def open_fix_for_request(request: FixRequest, parent: QtWidgets.QWidget | None = None) -> QtWidgets.QDialog:
     if request.privileged:
         return FixDialog(request.action, request.title, request.steps, parent=parent)
+    if request.action[0] == "pip-uninstall-pynvml":
+        return PipFixDialog(request.action[1], parent=parent, uninstall_pynvml=True)
     _name, env, index = request.action
     return PipFixDialog(env, index, parent)
 

@@ -188,10 +188,29 @@ def test_requests_from_findings():
     assert requests.request_for_finding(_finding(("xorg-disable-conf",))) is None
 
 
-@pytest.mark.parametrize("finding_action", ["modprobe-unblacklist-amdgpu", "xorg-disable-conf", "add-user-to-groups",
-                                            "initramfs-add-amdgpu", "initramfs-regenerate", "pip-reinstall-rocm-torch"])
-def test_every_diagnosis_fix_id_is_known(finding_action):
-    assert finding_action in actions.HELPER_ACTIONS + actions.USER_ACTIONS
+def _emitted_actions() -> set[str]:
+    """Every action tuple the diagnosis checks can emit (``("name", ...)`` not right after Fix/a call)."""
+    import re
+    from pathlib import Path
+
+    import rocmdesk.diagnosis.checks as checks
+
+    text = "".join(p.read_text() for p in Path(checks.__file__).parent.glob("*.py"))
+    return set(re.findall(r'(?<![A-Za-z_])\(\s*"([a-z][a-z0-9]*(?:-[a-z0-9]+)+)",(?!\s*(?:True|False))', text))
+
+
+def test_every_action_the_diagnosis_emits_is_runnable():
+    emitted = _emitted_actions()
+    assert {"modprobe-unblacklist-amdgpu", "pip-reinstall-rocm-torch", "pip-uninstall-pynvml"} <= emitted
+    assert emitted <= set(actions.HELPER_ACTIONS + actions.USER_ACTIONS), "a finding would get no Apply button"
+
+
+def test_pynvml_finding_gets_a_user_level_request():
+    req = requests.request_for_finding(_finding(("pip-uninstall-pynvml", "/home/a/venv")))
+    assert req is not None and not req.privileged and req.action == ("pip-uninstall-pynvml", "/home/a/venv")
+    assert requests.request_for_finding(_finding(("pip-uninstall-pynvml",))) is None
+    with pytest.raises(ValueError, match="user-level"):
+        client.pkexec_argv(["pip-uninstall-pynvml", "/home/a/venv"])
 
 
 def test_no_pkexec_exit_codes_from_the_helper_main(monkeypatch, capsys):
