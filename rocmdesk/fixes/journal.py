@@ -1,7 +1,8 @@
 """What rocmdesk changed: the helper's journal in /var/lib/rocmdesk/journal, read unprivileged.
 
 The helper writes one JSON file per run (mode 0644); the Changes view lists the runs that can still be
-undone and offers ``undo UNDO_ID`` for them.
+undone and offers ``undo UNDO_ID`` for them. A run that never finished ("pending", or a change still
+"writing") is shown as interrupted, with what its journal recorded, so the user checks it by hand.
 """
 
 from __future__ import annotations
@@ -33,10 +34,18 @@ class JournalEntry:
     changes: list[Change] = field(default_factory=list)
     undone_by: str | None = None
     error: str | None = None
+    change_states: list[str] = field(default_factory=list)  # per change: "done", "writing" or "" (older helper)
 
     @property
     def can_undo(self) -> bool:
         return self.action != "undo" and self.status in UNDOABLE_STATUSES and bool(self.changes)
+
+    @property
+    def interrupted(self) -> bool:
+        """The run never finished (killed, power loss) or is still running: "pending", or a change still
+        "writing". Its journal lists what was recorded; the last /etc change may or may not be on disk."""
+        return self.status == "pending" or (self.status not in ("undone", "rolled-back")
+                                            and "writing" in self.change_states)
 
     def summary(self) -> str:
         return f"{self.action} {' '.join(self.args)}".strip()
@@ -44,16 +53,19 @@ class JournalEntry:
 
 def entry_from_json(data: dict[str, Any]) -> JournalEntry:
     changes = []
+    states = []
     for raw in data.get("changes") or []:
         try:
             changes.append(change_from_json(raw))
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("journal %s: unreadable change (%s)", data.get("undo_id"), exc)
+            continue
+        states.append(str(raw.get("state") or ""))
     return JournalEntry(
         undo_id=str(data["undo_id"]), time=int(data.get("time") or 0), uid=data.get("uid"),
         action=str(data.get("action", "")), args=[str(a) for a in data.get("args") or []],
         status=str(data.get("status", "")), changes=changes, undone_by=data.get("undone_by"),
-        error=data.get("error"),
+        error=data.get("error"), change_states=states,
     )
 
 

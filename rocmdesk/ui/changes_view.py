@@ -14,6 +14,14 @@ from rocmdesk.ui.fix_dialog import FixDialog
 log = logging.getLogger(__name__)
 
 
+INTERRUPTED = "interrupted — check by hand"
+INTERRUPTED_HELP = (
+    "This run did not finish: rocmdesk-helper was stopped (or the machine lost power), or it is still running. "
+    "The list shows what its journal recorded; a change marked as being written may hold the old or the new "
+    "content. Check those files by hand. Undo restores only what was recorded, and refuses a file that "
+    "changed since.")
+
+
 class ChangesView(QtWidgets.QWidget):
     """A list of helper runs; Undo opens the fix dialog for ``undo UNDO_ID`` (preview first)."""
 
@@ -33,6 +41,10 @@ class ChangesView(QtWidgets.QWidget):
         self.tree.setAccessibleName("Changes made by rocmdesk")
         self.tree.itemSelectionChanged.connect(self._update_buttons)
         self.empty = QtWidgets.QLabel("rocmdesk has not changed anything on this machine.")
+        self.detail = QtWidgets.QLabel()
+        self.detail.setWordWrap(True)
+        self.detail.setAccessibleName("About the selected change")
+        self.detail.setVisible(False)
         self.undo_button = QtWidgets.QPushButton("Undo…")
         self.undo_button.setEnabled(False)
         self.undo_button.clicked.connect(self.undo_selected)
@@ -46,6 +58,7 @@ class ChangesView(QtWidgets.QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.empty)
         layout.addWidget(self.tree, 1)
+        layout.addWidget(self.detail)
         layout.addLayout(buttons)
         self.refresh()
 
@@ -55,11 +68,19 @@ class ChangesView(QtWidgets.QWidget):
         for entry in self.entries:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.time)) if entry.time else "?"
             status = {"applied": "applied", "undone": "undone", "rolled-back": "failed, rolled back",
-                      "failed": "failed", "pending": "interrupted"}.get(entry.status, entry.status)
+                      "failed": "failed"}.get(entry.status, entry.status)
+            if entry.interrupted:
+                status = INTERRUPTED
             item = QtWidgets.QTreeWidgetItem([when, entry.summary(), status])
             item.setData(0, QtCore.Qt.ItemDataRole.UserRole, entry.undo_id)
-            for change in entry.changes:
-                QtWidgets.QTreeWidgetItem(item, ["", change.describe(), ""])
+            states = entry.change_states + [""] * (len(entry.changes) - len(entry.change_states))
+            for change, state in zip(entry.changes, states, strict=True):
+                text = change.describe()
+                if state == "writing" and entry.interrupted:
+                    text += " — was being written when the run stopped: may be the old or the new content"
+                QtWidgets.QTreeWidgetItem(item, ["", text, ""])
+            if entry.interrupted and not entry.changes:
+                QtWidgets.QTreeWidgetItem(item, ["", "nothing was recorded as changed", ""])
             self.tree.addTopLevelItem(item)
         self.empty.setVisible(not self.entries)
         self.tree.setVisible(bool(self.entries))
@@ -79,6 +100,11 @@ class ChangesView(QtWidgets.QWidget):
     def _update_buttons(self) -> None:
         entry = self.selected_entry()
         self.undo_button.setEnabled(bool(self.can_undo and entry and entry.can_undo))
+        interrupted = bool(entry and entry.interrupted)
+        self.undo_button.setText("Undo recorded changes…" if interrupted else "Undo…")
+        self.detail.setVisible(interrupted)
+        if interrupted:
+            self.detail.setText(INTERRUPTED_HELP)
 
     def undo_selected(self) -> QtWidgets.QDialog | None:
         entry = self.selected_entry()
