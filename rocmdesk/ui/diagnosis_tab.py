@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from rocmdesk.commands.diagnose import Style, render_text
+from rocmdesk.commands.diagnose import Style, fix_audience, render_text
 from rocmdesk.diagnosis.engine import AREAS
 from rocmdesk.diagnosis.model import CheckResult, Finding, Severity, Status
 from rocmdesk.ui import theme
@@ -481,6 +481,8 @@ class DiagnosisTab(QtWidgets.QWidget):
                 self.fix_hint.setText("Manual steps only: follow them above.")
             elif runnable and finding.fix.privileged:
                 self.fix_hint.setText("Shows the exact change first; asks for your password.")
+            elif runnable:
+                self.fix_hint.setText("Runs as you, without a password; shows its output as it goes.")
             return
         self.detail.setHtml(self._check_html(result))
 
@@ -533,8 +535,8 @@ class DiagnosisTab(QtWidgets.QWidget):
             parts.append("\n".join(html.escape(str(e)) for e in finding.evidence))
             parts.append("</pre>")
         if finding.fix and finding.fix.steps:
-            who = "needs administrator rights" if finding.fix.privileged else "as your user"
-            parts.append(f"<h4>Fix ({who})</h4><ol>")
+            # the same words as `rocmdesk diagnose`: a step that needs root is never labelled "as your user"
+            parts.append(f"<h4>Fix ({html.escape(fix_audience(finding))})</h4><ol>")
             parts.extend(f"<li>{_code(step)}</li>" for step in finding.fix.steps)
             parts.append("</ol>")
         return "".join(parts)
