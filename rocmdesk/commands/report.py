@@ -72,7 +72,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
                     history = read_recording(root.join("rocmdesk/history.json"))
                 except RecordingError as exc:
                     log.warning("ignoring the root's history: %s", exc)
-        report = build_report(root, history=history, source=source, python_envs=envs)
+        telemetry_source = f"the recording {os.path.basename(args.history)}" if args.history else None
+        report = build_report(root, history=history, source=source, python_envs=envs,
+                              telemetry_source=telemetry_source)
         text = render_html(report) if fmt == "html" else render_markdown(report, limit=None)
     finally:
         if opened is not None:

@@ -31,6 +31,22 @@ class ReportData:
     processes: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     version: str = __version__
+    # where the telemetry and processes come from when that is not ``source`` (the demo's recording
+    # beside a diagnosis of the analyst's own machine, or a --history file): said in every format
+    telemetry_source: str | None = None
+
+    def provenance(self) -> str:
+        """One sentence saying where each part of the report comes from."""
+        if self.telemetry_source and self.telemetry_source != self.source:
+            return (f"System and diagnosis: {self.source}. "
+                    f"Telemetry and processes: {self.telemetry_source}.")
+        return f"Source: {self.source}."
+
+    def telemetry_note(self) -> str | None:
+        """Said again at the graphs, where a reader looks first."""
+        if self.telemetry_source and self.telemetry_source != self.source:
+            return f"Telemetry from {self.telemetry_source}, not from {self.source}."
+        return None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -113,7 +129,7 @@ def processes_of(recording: Any) -> list[dict[str, Any]]:
 
 def build_report(root: HostRoot, *, diagnosis: Any = None, history: Any = None, source: str | None = None,
                  python_envs: Sequence[str] = (), processes: Sequence[Any] | None = None,
-                 now: float | None = None) -> ReportData:
+                 now: float | None = None, telemetry_source: str | None = None) -> ReportData:
     """Gather a report of ``root``; runs the diagnosis unless its result is given."""
     from rocmdesk.report.bundle import diagnosis_function
 
@@ -142,6 +158,7 @@ def build_report(root: HostRoot, *, diagnosis: Any = None, history: Any = None, 
         history=history,
         processes=rows,
         notes=notes,
+        telemetry_source=telemetry_source,
     )
 
 

@@ -23,6 +23,7 @@ border-bottom:1px solid #e6e6e6;vertical-align:top}th{background:#f5f5f5}
 .sev{font-weight:600;text-transform:uppercase;font-size:12px;letter-spacing:.05em}
 code{background:#f0f0f0;padding:1px 4px;border-radius:3px;font-size:13px}
 img.chart{display:block;max-width:100%;margin:8px 0 16px;border:1px solid #eee}
+.note{background:#fff6d6;border:1px solid #e8d48a;padding:6px 10px;border-radius:4px}
 .pass{color:#2c7a2c}.fail{color:#d62728}.skip{color:#777}.errorstatus{color:#d62728}
 """
 
@@ -49,7 +50,7 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
         "style-src 'unsafe-inline'\">",
         f"<title>rocmdesk report: {_e(report.headline())}</title><style>{CSS}</style></head><body>",
         "<h1>rocmdesk report</h1>",
-        f'<p class="meta">{_e(report.headline())} Source: {_e(report.source)}. Generated {_e(when)} by '
+        f'<p class="meta">{_e(report.headline())} {_e(report.provenance())} Generated {_e(when)} by '
         f"rocmdesk {_e(report.version)}.</p>",
         "<h2>System</h2>", _table(["Item", "Value"], [[k, v] for k, v in report.system]),
     ]
@@ -92,6 +93,8 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
                          [[c.get("id"), c.get("area"), c.get("status"), c.get("reason")] for c in report.checks],
                          [status_class.get(c.get("status"), "") for c in report.checks]), "</details>"]
     parts += ["<h2>Telemetry</h2>", f"<p>{_e(window_text(report.history))}.</p>"]
+    if report.telemetry_note():
+        parts.append(f'<p class="note"><b>{_e(report.telemetry_note())}</b></p>')
     if report.history is not None and report.history.frames:
         for title, png in history_charts(report.history, width=chart_width):
             data = base64.b64encode(png).decode("ascii")

@@ -48,7 +48,7 @@ def _details(summary: str, body: list[str]) -> list[str]:
 def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(report.created))
     lines = ["## rocmdesk report", "",
-             f"{escape_inline(report.headline())} Source: {escape_inline(report.source)}. "
+             f"{escape_inline(report.headline())} {escape_inline(report.provenance())} "
              f"Generated {when} by rocmdesk {escape_inline(report.version)}.", ""]
     lines += ["### System", ""]
     lines += _table(["Item", "Value"], [[k, v] for k, v in report.system])
@@ -87,6 +87,8 @@ def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) 
         lines.append("")
     stats = history_stats(report.history)
     lines += ["### Telemetry", "", f"{escape_inline(window_text(report.history))}.", ""]
+    if report.telemetry_note():
+        lines[-1:-1] = [f"**{escape_inline(report.telemetry_note() or '')}**", ""]
     if stats:
         lines += _details("Min / mean / max per GPU", _table(["GPU", "Metric", "Min", "Mean", "Max"],
                                                              [list(r) for r in stats]))

@@ -1,5 +1,10 @@
 """Report tab: a summary of this machine (or snapshot), and the ways to hand it to someone.
 
+The tab says where each part comes from: in demo mode the telemetry and processes are a demo
+recording while the system summary and the diagnosis are of *this* computer, and both the panel
+at the top and every exported format say so. The report is shown rendered (findings as cards,
+tables, the graphs the HTML export embeds); the Markdown tab shows exactly what "Copy" gives.
+
 "Capture bundle…" first shows exactly what will be shared (the manifest preview), then asks
 where to save; "Save report…" writes HTML (graphs embedded) or Markdown; "Copy as Markdown"
 puts text sized for a GitHub issue on the clipboard. The report and the bundle are built off the
@@ -8,18 +13,46 @@ GUI thread (the diagnosis can take a second or two).
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 
 log = logging.getLogger(__name__)
 
 HISTORY_SECONDS = 60 * 60  # the report and the bundle carry the last hour at most
+CHART_WIDTH = 900
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the report's parts come from, in words (``telemetry`` None: the same as ``system``)."""
+
+    system: str
+    telemetry: str | None = None
+    telemetry_elsewhere: bool = False  # the telemetry is not of the machine diagnosed (demo, recording)
+
+
+def provenance_of(ctx: AppContext) -> Provenance:
+    if ctx.mode == "snapshot" and ctx.bundle_path:
+        name = os.path.basename(ctx.bundle_path)
+        reason = ctx.mode_reason.replace(": fixes are disabled", "").strip()
+        return Provenance(reason if name in reason else f"snapshot {name}" + (f" ({reason})" if reason else ""))
+    if ctx.mode == "snapshot":
+        return Provenance(ctx.mode_reason or f"root folder {ctx.root.root}")
+    if ctx.mode == "demo":
+        title = ctx.mode_reason.split(" — ", 1)[-1].strip().removesuffix("(demo recording)").strip()
+        system = ("this machine (the computer running rocmdesk)" if ctx.root.is_live
+                  else f"root folder {ctx.root.root}")
+        return Provenance(system, f"demo recording: {title or 'bundled demo'} (not this machine)", True)
+    return Provenance("this machine" if ctx.root.is_live else f"root folder {ctx.root.root}")
 
 
 class ReportTab(QtWidgets.QWidget):
@@ -39,50 +72,99 @@ class ReportTab(QtWidgets.QWidget):
         self.save_path_provider = self._ask_save_path  # tests replace it
         self.preview_dialog: QtWidgets.QDialog | None = None
 
+        self.provenance = provenance_of(ctx)
+        self.charts: list[tuple[str, bytes]] = []
         layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 10)
+        layout.setSpacing(8)
+        top = QtWidgets.QHBoxLayout()
         self.headline = QtWidgets.QLabel("The report is built when this tab is first shown.")
         font = self.headline.font()
-        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setPointSizeF(font.pointSizeF() * 1.3)
         font.setBold(True)
         self.headline.setFont(font)
         self.headline.setWordWrap(True)
-        layout.addWidget(self.headline)
-        self.source_label = QtWidgets.QLabel(self._source_text())
-        self.source_label.setWordWrap(True)
-        layout.addWidget(self.source_label)
-        buttons = QtWidgets.QHBoxLayout()
+        top.addWidget(self.headline, 1)
         self.capture_button = QtWidgets.QPushButton("Capture bundle…")
         self.capture_button.setToolTip("Save a redacted support bundle; you see what it holds before saving")
         self.save_button = QtWidgets.QPushButton("Save report…")
+        self.save_button.setToolTip("HTML with the graphs embedded, or Markdown")
         self.copy_button = QtWidgets.QPushButton("Copy as Markdown")
+        self.copy_button.setToolTip("Text sized for a GitHub issue (long parts folded)")
         self.refresh_button = QtWidgets.QPushButton("Refresh")
         for button in (self.capture_button, self.save_button, self.copy_button, self.refresh_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        layout.addLayout(buttons)
+            top.addWidget(button)
+        layout.addLayout(top)
+        layout.addWidget(self._provenance_panel())
+        self.source_label = self.system_source  # the one-line source (kept for callers)
         self.status = QtWidgets.QLabel("")
+        self.status.setObjectName("muted")
         self.status.setWordWrap(True)
         layout.addWidget(self.status)
+        self.preview = QtWidgets.QTextBrowser()
+        self.preview.setOpenLinks(False)
+        self.preview.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.preview.document().setDocumentMargin(14)
         self.text = QtWidgets.QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.WidgetWidth)
         mono = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
         self.text.setFont(mono)
-        layout.addWidget(self.text, 1)
+        self.views = QtWidgets.QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.addTab(self.preview, "Preview")
+        self.views.addTab(self.text, "Markdown (what Copy gives)")
+        layout.addWidget(self.views, 1)
         self.capture_button.clicked.connect(self.start_capture)
         self.save_button.clicked.connect(self.save_report)
         self.copy_button.clicked.connect(self.copy_markdown)
         self.refresh_button.clicked.connect(self.refresh)
+        self._waiting_for_history = False
+        snapshot_signal = getattr(ctx.feed, "snapshot", None)
+        if snapshot_signal is not None:
+            snapshot_signal.connect(self._on_feed_snapshot)
         self._set_busy(False)
         self.destroyed.connect(lambda *_: self._pool.shutdown(wait=False, cancel_futures=True))
 
     # -- data ------------------------------------------------------------------------------------------
     def _source_text(self) -> str:
-        if self.ctx.mode == "snapshot" and self.ctx.bundle_path:
-            return f"Source: snapshot {os.path.basename(self.ctx.bundle_path)} ({self.ctx.mode_reason})"
-        if self.ctx.mode == "demo":
-            return "Source: demo recordings (not a real machine)"
-        return f"Source: {'this machine' if self.ctx.root.is_live else self.ctx.root.root}"
+        p = self.provenance
+        if p.telemetry:
+            return f"System and diagnosis: {p.system}. Telemetry and processes: {p.telemetry}."
+        return f"Source: {p.system}"
+
+    def _provenance_panel(self) -> QtWidgets.QFrame:
+        """Two labelled rows when the telemetry is not of the machine diagnosed, one otherwise."""
+        panel = QtWidgets.QFrame()
+        panel.setObjectName("gpuCard")  # the theme's card look
+        grid = QtWidgets.QGridLayout(panel)
+        grid.setContentsMargins(12, 8, 12, 8)
+        grid.setHorizontalSpacing(14)
+        grid.setVerticalSpacing(4)
+        p = self.provenance
+
+        def row(index: int, caption: str, text: str, tip: str) -> QtWidgets.QLabel:
+            cap = QtWidgets.QLabel(caption)
+            cap.setObjectName("metricCaption")
+            value = QtWidgets.QLabel(text)
+            value.setObjectName("cardTitle")
+            value.setWordWrap(True)
+            value.setToolTip(tip)
+            grid.addWidget(cap, index, 0, QtCore.Qt.AlignmentFlag.AlignVCenter)
+            grid.addWidget(value, index, 1)
+            return value
+
+        if p.telemetry:
+            self.telemetry_source = row(0, "TELEMETRY & PROCESSES", _capital(p.telemetry),
+                                        "The graphs, statistics and process table of this report")
+            self.system_source = row(1, "SYSTEM & DIAGNOSIS", _capital(p.system),
+                                     "The system summary, GPU list and every check of the diagnosis")
+        else:
+            self.telemetry_source = None
+            self.system_source = row(0, "SOURCE", _capital(p.system),
+                                     "System summary, diagnosis, telemetry and processes")
+        grid.setColumnStretch(1, 1)
+        return panel
 
     def _recording(self) -> Any:
         from rocmdesk.report.bundle import recording_from_history
@@ -109,24 +191,79 @@ class ReportTab(QtWidgets.QWidget):
         recording = self._recording()
         processes = self._processes()
         root = self.ctx.root
-        source = self._source_text().removeprefix("Source: ")
-        self._run(lambda: build_report(root, history=recording, source=source, processes=processes),
-                  self._report_done, "Building the report (running the diagnosis)…")
+        p = self.provenance
+
+        def build() -> tuple[Any, list[tuple[str, bytes]]]:
+            from rocmdesk.report.charts import history_charts
+
+            report = build_report(root, history=recording, source=p.system, processes=processes,
+                                  telemetry_source=p.telemetry)
+            charts = []
+            if report.history is not None and report.history.frames:
+                try:
+                    charts = history_charts(report.history, width=CHART_WIDTH, height=260)
+                except Exception:  # the report without graphs is still worth showing
+                    log.exception("graphs for the report preview failed")
+            return report, charts
+
+        self._run(build, self._report_done, "Building the report (running the diagnosis)…")
 
     def _processes(self) -> list[Any] | None:
         snapshot = getattr(self.ctx.feed, "last_snapshot", None)
         procs = getattr(snapshot, "processes", None)
         return list(procs) if procs else None
 
-    def _report_done(self, report: Any) -> None:
+    def _report_done(self, result: Any) -> None:
         from rocmdesk.report.markdown import copy_as_markdown
 
+        report, charts = result if isinstance(result, tuple) else (result, [])
         self.report = report
+        self.charts = charts
         self.markdown = copy_as_markdown(report)
         self.headline.setText(report.headline())
+        self._color_headline()
         self.text.setPlainText(self.markdown)
+        self._render_preview()
         self.status.setText("")
+        # built before the first samples arrived (the demo's pre-roll loads in the background):
+        # build again once there is telemetry to show
+        self._waiting_for_history = report.history is None and (
+            self.ctx.mode == "demo" or bool(getattr(self.ctx.feed, "gpus", None)))
         self.report_ready.emit()
+
+    def _on_feed_snapshot(self, *_args: Any) -> None:
+        if not self._waiting_for_history or self._pending is not None:
+            return
+        if self._recording() is not None:
+            self._waiting_for_history = False
+            self.refresh()
+
+    def _color_headline(self) -> None:
+        pal = theme.current()
+        counts = self.report.counts if self.report is not None else {}
+        color = (pal.critical if counts.get("error") else pal.hot if counts.get("warning")
+                 else pal.text if counts.get("info") else pal.ok)
+        self.headline.setStyleSheet(f"color: {color};" if self.report is not None else "")
+
+    def _render_preview(self) -> None:
+        if self.report is None:
+            return
+        doc = self.preview.document()
+        names = []
+        for index, (_title, png) in enumerate(self.charts):
+            name = f"rocmdesk-chart-{index}.png"
+            image = QtGui.QImage.fromData(png, "PNG")
+            if image.isNull():
+                continue
+            doc.addResource(QtGui.QTextDocument.ResourceType.ImageResource, QtCore.QUrl(name), image)
+            names.append(name)
+        scroll = self.preview.verticalScrollBar().value()
+        self.preview.setHtml(preview_html(self.report, theme.current(), names))
+        self.preview.verticalScrollBar().setValue(scroll)
+
+    def apply_theme(self) -> None:
+        self._color_headline()
+        self._render_preview()
 
     # -- background work -------------------------------------------------------------------------------
     def _run(self, fn: Any, done: Any, message: str) -> None:
@@ -163,7 +300,7 @@ class ReportTab(QtWidgets.QWidget):
         return self._pending is None
 
     def screenshot_ready(self) -> bool:
-        return self.report is not None
+        return self.report is not None and self._pending is None and not self._waiting_for_history
 
     def _set_busy(self, busy: bool) -> None:
         for button in (self.capture_button, self.save_button, self.copy_button, self.refresh_button):
@@ -246,3 +383,107 @@ class ReportTab(QtWidgets.QWidget):
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, title, os.path.join(os.path.expanduser("~"), default),
                                                         filters)
         return path
+
+
+# -- the rendered preview (Qt's rich-text subset: tables for layout, no CSS borders on blocks) ---------
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value if value is not None else "n/a"), quote=True)
+
+
+def _table(pal: theme.Palette, header: list[str], rows: list[list[str]], widths: list[str] | None = None) -> str:
+    """A table with a header row and alternating row shades; cells are HTML already."""
+    head = "".join(f'<th align="left" bgcolor="{pal.surface_alt}"'
+                   f'{f" width={chr(34)}{widths[i]}{chr(34)}" if widths and widths[i] else ""}>{h}</th>'
+                   for i, h in enumerate(header))
+    body = []
+    for i, row in enumerate(rows):
+        shade = f' bgcolor="{pal.window}"' if i % 2 else ""
+        body.append(f"<tr{shade}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>")
+    return (f'<table width="100%" cellspacing="0" cellpadding="5" style="margin-bottom: 10px">'
+            f"<tr>{head}</tr>{''.join(body)}</table>")
+
+
+def _severity_color(pal: theme.Palette, severity: str) -> str:
+    return {"error": pal.critical, "warning": pal.hot, "info": pal.busy}.get(severity, pal.muted)
+
+
+def _h2(pal: theme.Palette, text: str) -> str:
+    return f'<h2 style="color: {pal.text}; margin-top: 18px; margin-bottom: 6px">{text}</h2>'
+
+
+def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str:
+    """The report for the tab: findings as cards first, then system, GPUs, graphs, processes, checks."""
+    from rocmdesk.report.data import human_bytes, window_text
+
+    code = f'style="font-family: monospace; background-color: {pal.surface_alt}"'
+    parts = [f'<body style="color: {pal.text}">']
+    parts.append(_h2(pal, f"Findings ({len(report.findings)})"))
+    if not report.findings:
+        parts.append(f'<p style="color: {pal.ok}">No check found a problem.</p>')
+    for f in report.findings:
+        sev = str(f.get("severity", "info"))
+        color = _severity_color(pal, sev)
+        subject = f" — {_e(f['subject'])}" if f.get("subject") else ""
+        body = [f'<span style="color: {color}; font-weight: 600">{_e(sev.upper())}</span>&nbsp;&nbsp;'
+                f'<b>{_e(f.get("title"))}{subject}</b>&nbsp;&nbsp;<span {code}>{_e(f.get("id"))}</span>']
+        for paragraph in (f.get("explanation") or "").strip().split("\n\n"):
+            if paragraph.strip():
+                body.append(f"<p>{_e(paragraph.strip())}</p>")
+        evidence = f.get("evidence") or []
+        if evidence:
+            items = []
+            for ev in evidence:
+                where = ev.get("path") or ""
+                if where and ev.get("line"):
+                    where = f"{where}:{ev['line']}"
+                prefix = f'<span style="color: {pal.muted}">{_e(where)}</span>&nbsp; ' if where else ""
+                items.append(f"<li>{prefix}<span {code}>{_e(ev.get('text'))}</span></li>")
+            body.append(f"<p><b>Evidence</b></p><ul>{''.join(items)}</ul>")
+        fix = f.get("fix") or {}
+        if fix.get("steps"):
+            who = " (needs administrator rights)" if fix.get("privileged") else ""
+            steps = "".join(f"<li>{_e(s)}</li>" for s in fix["steps"])
+            body.append(f"<p><b>Fix{_e(who)}</b></p><ol>{steps}</ol>")
+        parts.append(f'<table width="100%" cellspacing="0" cellpadding="8" style="margin-bottom: 8px">'
+                     f'<tr><td width="5" bgcolor="{color}"></td><td bgcolor="{pal.surface_alt}">'
+                     f"{''.join(body)}</td></tr></table>")
+    parts.append(_h2(pal, "System"))
+    parts.append(_table(pal, ["Item", "Value"], [[_e(k), _e(v)] for k, v in report.system], ["22%", ""]))
+    if report.gpus:
+        parts.append(_h2(pal, f"GPUs ({len(report.gpus)})"))
+        parts.append(_table(pal, ["Card", "PCI", "Name", "gfx", "VRAM", "Driver", "KFD node"], [
+            [_e(g.get("card")), _e(g.get("pci")), _e(g.get("name")), _e(g.get("gfx_target")),
+             _e(human_bytes(g.get("vram_total_bytes"))), _e(g.get("driver") or "none"), _e(g.get("kfd_node"))]
+            for g in report.gpus]))
+    parts.append(_h2(pal, "Telemetry"))
+    note = report.telemetry_note()
+    if note:
+        parts.append(f'<table cellpadding="6" cellspacing="0"><tr><td bgcolor="{pal.banner_bg}" '
+                     f'style="color: {pal.banner_text}"><b>{_e(note)}</b></td></tr></table>')
+    parts.append(f"<p>{_e(_capital(window_text(report.history)))}.</p>")
+    for name in chart_names:
+        parts.append(f'<p><img src="{_e(name)}" width="{CHART_WIDTH}"></p>')
+    if report.processes:
+        parts.append(_h2(pal, f"Processes ({len(report.processes)})"))
+        parts.append(_table(pal, ["PID", "Name", "GPU", "VRAM", "GPU busy", "Command line"], [
+            [_e(p.get("pid")), _e(p.get("name")), _e(p.get("pci")), _e(human_bytes(p.get("vram_bytes"))),
+             _e(f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else "n/a"),
+             f'<span {code}>{_e((p.get("cmdline") or "")[:160])}</span>'] for p in report.processes]))
+    if report.checks:
+        status_color = {"pass": pal.ok, "fail": pal.critical, "skip": pal.muted, "error": pal.critical}
+        parts.append(_h2(pal, f"All {len(report.checks)} checks"))
+        parts.append(_table(pal, ["Check", "Area", "Status", "Reason"], [
+            [f"<span {code}>{_e(c.get('id'))}</span>", _e(c.get("area")),
+             f'<span style="color: {status_color.get(c.get("status"), pal.text)}; font-weight: 600">'
+             f'{_e(c.get("status"))}</span>', _e(c.get("reason"))] for c in report.checks], ["24%", "12%", "6%", ""]))
+    if report.notes:
+        parts.append(_h2(pal, "Notes"))
+        parts.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>")
+    parts.append("</body>")
+    return "".join(parts)

@@ -23,6 +23,21 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
         tab.refresh()
     assert tab.report is not None and "checks" in tab.headline.text()
     assert tab.text.toPlainText().startswith("## rocmdesk report")
+    # demo telemetry beside a diagnosis of this computer: each part says where it comes from
+    assert tab.telemetry_source.text().startswith("Demo recording: ")
+    assert "not this machine" in tab.telemetry_source.text()
+    assert tab.system_source.text().startswith("This machine")
+    assert "System and diagnosis: this machine" in tab.markdown
+    assert "Telemetry and processes: demo recording" in tab.markdown
+    assert "Telemetry from demo recording" in tab.markdown  # said again at the telemetry
+    preview = tab.preview.toPlainText()
+    assert "Findings (" in preview and "Telemetry from demo recording" in preview and "All " in preview
+    assert len(tab.charts) == 4
+    from PySide6 import QtCore
+
+    image = tab.preview.document().resource(QtGui.QTextDocument.ResourceType.ImageResource,
+                                            QtCore.QUrl("rocmdesk-chart-0.png"))
+    assert image is not None and not image.isNull()
     assert "### Telemetry" in tab.markdown and "samples over" in tab.markdown
     tab.copy_button.click()
     assert QtGui.QGuiApplication.clipboard().text() == tab.markdown
@@ -30,7 +45,9 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     html_path = tmp_path / "r.html"
     tab.save_path_provider = lambda *_a: str(html_path)
     tab.save_button.click()
-    assert html_path.read_text().count("data:image/png;base64,") == 4
+    saved = html_path.read_text()
+    assert saved.count("data:image/png;base64,") == 4
+    assert "System and diagnosis: this machine" in saved and "Telemetry and processes: demo recording" in saved
 
     bundle_path = tmp_path / "b.tar.gz"
     tab.save_path_provider = lambda *_a: str(bundle_path)
@@ -46,3 +63,46 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     assert bundle_path.is_file() and "Saved" in tab.status.text()
     with open_bundle(bundle_path) as opened:
         assert opened.history is not None and len(opened.history.gpus) >= 1
+
+
+def _ctx(mode: str, reason: str, bundle: str | None = None, root: str = "/"):
+    from types import SimpleNamespace
+
+    from rocmdesk.host import HostRoot
+
+    return SimpleNamespace(mode=mode, mode_reason=reason, bundle_path=bundle, root=HostRoot(root))
+
+
+def test_provenance_names_each_source_once(tmp_path):
+    from rocmdesk.ui.report_tab import provenance_of
+
+    demo = provenance_of(_ctx("demo", "Demo mode (--demo) — 8 × MI300X node (demo recording)"))
+    assert demo.telemetry == "demo recording: 8 × MI300X node (not this machine)"
+    assert demo.system.startswith("this machine") and demo.telemetry_elsewhere
+    assert provenance_of(_ctx("demo", "")).telemetry == "demo recording: bundled demo (not this machine)"
+    snap = provenance_of(_ctx("snapshot", "Snapshot b.tar.gz, captured 2026-01-02 03:04: fixes are disabled",
+                              "/x/b.tar.gz"))
+    assert snap.system == "Snapshot b.tar.gz, captured 2026-01-02 03:04" and snap.telemetry is None
+    assert provenance_of(_ctx("snapshot", "", "/x/b.tar.gz")).system == "snapshot b.tar.gz"
+    folder = provenance_of(_ctx("snapshot", f"Root folder {tmp_path}: no GPU", None, str(tmp_path)))
+    assert folder.system.startswith("Root folder") and folder.telemetry is None
+    assert provenance_of(_ctx("live", "")).system == "this machine"
+
+
+def test_preview_html_escapes_machine_text_and_colours_findings():
+    from rocmdesk.report.data import ReportData
+    from rocmdesk.ui import theme
+    from rocmdesk.ui.report_tab import preview_html
+
+    report = ReportData(
+        created=0.0, source="this machine", system=[("Kernel", "<6.8>")], gpus=[], telemetry_source=None,
+        checks=[{"id": "c1", "area": "Driver", "status": "fail", "reason": "r & r"}],
+        findings=[{"id": "c1", "severity": "error", "title": "Bad <b>thing</b>", "explanation": "a\n\nb",
+                   "evidence": [{"path": "/etc/x", "line": 3, "text": "x=<1>"}],
+                   "fix": {"steps": ["do it"], "privileged": True}}],
+        processes=[{"pid": 7, "name": "python", "pci": "0000:03:00.0", "vram_bytes": 1 << 30,
+                    "gpu_percent": None, "cmdline": "python main.py"}])
+    text = preview_html(report, theme.LIGHT, [])
+    assert "Bad &lt;b&gt;thing&lt;/b&gt;" in text and "x=&lt;1&gt;" in text and "&lt;6.8&gt;" in text
+    assert theme.LIGHT.critical in text and "needs administrator rights" in text and "n/a" in text
+    assert "/etc/x:3" in text and "Telemetry from" not in text and "<img" not in text

@@ -118,6 +118,7 @@ def test_cli_report_html_and_markdown(root, tmp_path, capsys):
     assert main(["report", "--root", str(root), "-o", str(html_path),
                  "--history", "rx7900xtx-comfyui"]) == 0
     assert html_path.read_text().startswith("<!DOCTYPE html>")
+    assert "Telemetry and processes: the recording rx7900xtx-comfyui" in html_path.read_text()
     md_path = tmp_path / "r.md"
     assert main(["report", "--root", str(root), "-o", str(md_path)]) == 0
     assert md_path.read_text().startswith("## rocmdesk report")
@@ -149,3 +150,17 @@ def test_cli_capture_then_diagnose_snapshot(root, tmp_path, capsys):
     assert code_src == code_dst
     assert [(c["id"], c["status"]) for c in a["checks"]] == [(c["id"], c["status"]) for c in b["checks"]]
     assert [f["id"] for f in a["findings"]] == [f["id"] for f in b["findings"]]
+
+
+def test_every_format_says_where_telemetry_and_diagnosis_come_from(demo):
+    common = dict(created=0.0, system=[], gpus=[], checks=[], findings=[], history=demo)
+    mixed = ReportData(source="this machine", telemetry_source="demo recording: X (not this machine)", **common)
+    assert mixed.provenance() == ("System and diagnosis: this machine. "
+                                  "Telemetry and processes: demo recording: X (not this machine).")
+    for text in (render_markdown(mixed), render_html(mixed)):
+        assert "System and diagnosis: this machine" in text and "Telemetry from demo recording: X" in text
+    same = ReportData(source="this machine", telemetry_source="this machine", **common)
+    plain = ReportData(source="this machine", **common)
+    for report in (same, plain):
+        assert report.provenance() == "Source: this machine." and report.telemetry_note() is None
+        assert "Telemetry from" not in render_markdown(report) and "Telemetry from" not in render_html(report)
