@@ -338,7 +338,9 @@ class ReportTab(QtWidgets.QWidget):
     def start_capture(self) -> None:
         from rocmdesk.report.bundle import prepare_bundle
 
-        recording = self._recording()
+        # a bundle is one machine: the demo's telemetry never goes into a bundle of this computer
+        # (the capture takes one sample of its own GPUs instead)
+        recording = None if self.provenance.telemetry_elsewhere else self._recording()
         root = self.ctx.root
         self._run(lambda: prepare_bundle(root, history=recording, minutes=HISTORY_SECONDS / 60),
                   self.show_preview, "Collecting what a bundle would hold…")
@@ -348,9 +350,13 @@ class ReportTab(QtWidgets.QWidget):
         dialog = QtWidgets.QDialog(self)
         dialog.setWindowTitle("What this bundle will share")
         layout = QtWidgets.QVBoxLayout(dialog)
-        intro = QtWidgets.QLabel("These files go into the bundle, after redaction (host name, user names and "
-                                 "home folders replaced; serial numbers hashed; only GPU-related environment "
-                                 "variables). Nothing else leaves this machine.")
+        text = ("These files go into the bundle, after redaction (host name, user names and home folders "
+                "replaced; serial numbers hashed; only GPU-related environment variables). Nothing else leaves "
+                "this machine.")
+        if self.provenance.telemetry_elsewhere:
+            text += (" The bundle describes this computer: the demo recording's telemetry is not included "
+                     "(one sample of this computer's own GPUs is).")
+        intro = QtWidgets.QLabel(text)
         intro.setWordWrap(True)
         layout.addWidget(intro)
         preview = QtWidgets.QPlainTextEdit("\n".join(plan.preview(limit=None)))

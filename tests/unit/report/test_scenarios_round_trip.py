@@ -13,6 +13,7 @@ import os
 
 import pytest
 
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.python_envs import discover
 from rocmdesk.diagnosis.runner import diagnose
 from rocmdesk.host import HostRoot
@@ -84,6 +85,7 @@ def _environments(root: HostRoot, explicit=()) -> dict:
                         if e.torch else None, e.comfyui] for e in found.envs),
         "comfyui": sorted([c.path, c.env.path if c.env else None, c.custom_nodes] for c in found.comfyui),
         "notes": found.notes,
+        "gpu_processes": HostFacts(root).gpu_processes,
     })
 
 
@@ -107,6 +109,7 @@ def test_same_diagnosis_after_a_round_trip(tmp_path, name):
     assert again["findings"] == source["findings"]  # evidence (text, file, line) included
     assert again_envs == source_envs
     # the running ComfyUI's environment is known as a running process, before and after
+    assert [sc.COMFYUI_PID, "python"] in source_envs["gpu_processes"]  # facts.gpu_processes, same after
     found_by = [how for env in source_envs["envs"] for how in env[2]]
     if name != "wsl":
         assert any(f"running GPU process {sc.COMFYUI_PID}" in how for how in found_by), found_by
