@@ -26,6 +26,7 @@ class ChangesView(QtWidgets.QWidget):
     """A list of helper runs; Undo opens the fix dialog for ``undo UNDO_ID`` (preview first)."""
 
     undone = QtCore.Signal(str)
+    refreshed = QtCore.Signal()
 
     def __init__(self, root: HostRoot | None = None, parent: QtWidgets.QWidget | None = None,
                  dialog_factory=None, can_undo: bool | None = None) -> None:
@@ -38,9 +39,18 @@ class ChangesView(QtWidgets.QWidget):
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setHeaderLabels(["When", "Change", "Status"])
         self.tree.setRootIsDecorated(True)
+        header = self.tree.header()  # the Change column takes the room, so the changes below a run are readable
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         self.tree.setAccessibleName("Changes made by rocmdesk")
         self.tree.itemSelectionChanged.connect(self._update_buttons)
-        self.empty = QtWidgets.QLabel("rocmdesk has not changed anything on this machine.")
+        self.empty = QtWidgets.QLabel(
+            "rocmdesk has not changed anything on this machine." if self.root.is_live
+            else "No changes by rocmdesk are recorded here: this is a recording or snapshot, and rocmdesk changes "
+                 "only the live machine.")
+        self.empty.setWordWrap(True)
         self.detail = QtWidgets.QLabel()
         self.detail.setWordWrap(True)
         self.detail.setAccessibleName("About the selected change")
@@ -78,15 +88,14 @@ class ChangesView(QtWidgets.QWidget):
                 text = change.describe()
                 if state == "writing" and entry.interrupted:
                     text += " — was being written when the run stopped: may be the old or the new content"
-                QtWidgets.QTreeWidgetItem(item, ["", text, ""])
+                QtWidgets.QTreeWidgetItem(item, ["", text, ""]).setToolTip(1, text)
             if entry.interrupted and not entry.changes:
                 QtWidgets.QTreeWidgetItem(item, ["", "nothing was recorded as changed", ""])
             self.tree.addTopLevelItem(item)
         self.empty.setVisible(not self.entries)
         self.tree.setVisible(bool(self.entries))
-        for column in range(3):
-            self.tree.resizeColumnToContents(column)
         self._update_buttons()
+        self.refreshed.emit()
 
     def selected_entry(self) -> journal.JournalEntry | None:
         item = self.tree.currentItem()
@@ -100,6 +109,8 @@ class ChangesView(QtWidgets.QWidget):
     def _update_buttons(self) -> None:
         entry = self.selected_entry()
         self.undo_button.setEnabled(bool(self.can_undo and entry and entry.can_undo))
+        # a snapshot's journal is never undone from here, and an empty list has nothing to undo
+        self.undo_button.setVisible(bool(self.can_undo and self.entries))
         interrupted = bool(entry and entry.interrupted)
         self.undo_button.setText("Undo recorded changes…" if interrupted else "Undo…")
         self.detail.setVisible(interrupted)

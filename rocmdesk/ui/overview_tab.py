@@ -264,7 +264,7 @@ class GpuCard(QtWidgets.QFrame):
 
     def update_trend(self, busy: np.ndarray, power_frac: np.ndarray) -> None:
         pal = theme.current()
-        busy_color, power_color = pal.accent, "#3b82f6" if pal.name == "light" else "#60a5fa"
+        busy_color, power_color = pal.busy, pal.power
         caption = (f"LAST 5 MIN · <span style='color:{busy_color}'>■</span> BUSY "
                    f"<span style='color:{power_color}'>━</span> POWER / CAP")
         set_text(self.trend_caption, caption)
@@ -335,7 +335,7 @@ class GpuCard(QtWidgets.QFrame):
             detail = f"mem {fmt_percent(mem)}" if is_number(mem) else ""
             self.busy.show_value(fmt_percent(busy), detail,
                                  "" if is_number(mem) else f"memory busy: {reason_of(na, 'mem_busy_percent')}")
-            self.busy.bar.set_value(busy / 100.0, pal.accent, pal.surface_alt)
+            self.busy.bar.set_value(busy / 100.0, pal.busy, pal.surface_alt)
         else:
             self.busy.show_value(NA, "", reason_of(na, "gpu_busy_percent"))
             self.busy.bar.set_value(None, pal.muted, pal.surface_alt)

@@ -30,6 +30,8 @@ class Palette:
     banner_bg: str
     banner_text: str
     grid: str
+    busy: str  # load is not an alarm: calm colours for busy and power history
+    power: str
 
     def level(self, level: Level) -> str:
         return {
@@ -42,11 +44,13 @@ LIGHT = Palette(
     name="light", window="#f3f4f7", surface="#ffffff", surface_alt="#eceef2", border="#dadde4",
     text="#1d2129", muted="#646b78", accent="#d7263d", ok="#1f883d", warm="#b08800", hot="#d1670a",
     critical="#cf222e", banner_bg="#fff4d6", banner_text="#5c4400", grid="#e4e6eb",
+    busy="#3b82f6", power="#d97706",
 )
 DARK = Palette(
     name="dark", window="#17191e", surface="#21242b", surface_alt="#2c3039", border="#343843",
     text="#e7e9ee", muted="#9299a7", accent="#ff5a66", ok="#3fb950", warm="#d9b43a", hot="#f0883e",
     critical="#ff6b6b", banner_bg="#3a3120", banner_text="#f5dea3", grid="#2d313a",
+    busy="#60a5fa", power="#fbbf24",
 )
 
 # One colour per GPU, distinguishable on both backgrounds (the order users see in the legend).

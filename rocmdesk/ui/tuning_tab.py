@@ -113,22 +113,46 @@ class TuningTab(QtWidgets.QWidget):
         profiles_row.addWidget(self.delete_profile_button)
         profiles_row.addWidget(save)
 
-        tuning_box = QtWidgets.QGroupBox("Tuning (lost at reboot)")
-        box_layout = QtWidgets.QVBoxLayout(tuning_box)
-        box_layout.addWidget(self.notice)
-        box_layout.addLayout(form)
-        box_layout.addLayout(buttons)
-        box_layout.addLayout(profiles_row)
+        self.form = form
+        # the controls, or (demo, snapshot, no amdgpu GPU) a plain message saying why and what would enable them
+        self.controls = QtWidgets.QWidget()
+        controls_layout = QtWidgets.QVBoxLayout(self.controls)
+        controls_layout.setContentsMargins(0, 0, 0, 0)
+        controls_layout.addWidget(self.notice)
+        controls_layout.addLayout(form)
+        controls_layout.addLayout(buttons)
+        controls_layout.addLayout(profiles_row)
+        self.empty_title = QtWidgets.QLabel()
+        title_font = self.empty_title.font()
+        title_font.setBold(True)
+        title_font.setPointSizeF(title_font.pointSizeF() * 1.15)
+        self.empty_title.setFont(title_font)
+        self.empty_text = QtWidgets.QLabel()
+        self.empty_text.setWordWrap(True)
+        self.empty_text.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.empty_text.setAccessibleName("Why tuning is not available here")
+        self.empty_state = QtWidgets.QWidget()
+        empty_layout = QtWidgets.QVBoxLayout(self.empty_state)
+        empty_layout.setContentsMargins(8, 8, 8, 8)
+        empty_layout.addWidget(self.empty_title)
+        empty_layout.addWidget(self.empty_text)
+        self.tuning_box = QtWidgets.QGroupBox("Tuning (lost at reboot)")
+        box_layout = QtWidgets.QVBoxLayout(self.tuning_box)
+        box_layout.addWidget(self.empty_state)
+        box_layout.addWidget(self.controls)
 
         self.changes = ChangesView(ctx.root, self, can_undo=ctx.is_live and ctx.root.is_live)
-        changes_box = QtWidgets.QGroupBox("Changes made by rocmdesk")
-        QtWidgets.QVBoxLayout(changes_box).addWidget(self.changes)
+        self.changes_box = QtWidgets.QGroupBox("Changes made by rocmdesk")
+        QtWidgets.QVBoxLayout(self.changes_box).addWidget(self.changes)
+        self.changes.refreshed.connect(self._update_stretch)
 
         # inside a scroll area, so this tab never forces a minimum window size on the others
         content = QtWidgets.QWidget()
         inner = QtWidgets.QVBoxLayout(content)
-        inner.addWidget(tuning_box)
-        inner.addWidget(changes_box, 1)
+        self._inner = inner
+        inner.addWidget(self.tuning_box)
+        inner.addWidget(self.changes_box, 1)
+        inner.addStretch(0)
         scroll = QtWidgets.QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
@@ -142,6 +166,7 @@ class TuningTab(QtWidgets.QWidget):
             feed.gpus_changed.connect(lambda _infos: self.refresh_gpus())
         self.refresh_gpus()
         self.refresh_profiles()
+        self._update_stretch()
         # the Diagnosis tab lives in the same window: route its fixRequested(finding) to the dialogs
         QtCore.QTimer.singleShot(0, self._connect_diagnosis)
 
@@ -182,16 +207,83 @@ class TuningTab(QtWidgets.QWidget):
         self.gpu_combo.blockSignals(False)
         self.refresh_state()
 
+    def _update_stretch(self) -> None:
+        """An empty Changes list stays a line high; a list with entries takes the room that is left."""
+        has_entries = bool(self.changes.entries)
+        self._inner.setStretchFactor(self.changes_box, 1 if has_entries else 0)
+        self._inner.setStretch(self._inner.count() - 1, 0 if has_entries else 1)
+
+    def _show_empty_state(self, title: str, text: str) -> None:
+        self.empty_title.setText(title)
+        self.empty_text.setText(text)
+        self.empty_state.setVisible(True)
+        self.controls.setVisible(False)
+        self.tuning_box.setTitle("Tuning")
+
+    def _recorded_settings(self) -> list[str]:
+        """One line per GPU of a snapshot: what it was set to (read-only, for support staff)."""
+        lines = []
+        for pci in self.amd_gpus():
+            state = read_tuning_state(self.ctx.root, pci)
+            parts = []
+            if state.power_cap:
+                cap = state.power_cap
+                default = f", default {cap.default_w:g} W" if cap.default_w is not None else ""
+                parts.append(f"power cap {cap.current_w:g} W ({cap.min_w:g}–{cap.max_w:g} W{default})")
+            if state.performance_level:
+                parts.append(f"performance level {state.performance_level}")
+            if state.active_profile is not None:
+                parts.append(f"power profile {state.active_profile} {state.profiles.get(state.active_profile, '')}"
+                             .rstrip())
+            lines.append(f"{pci}: " + (", ".join(parts) if parts else "no tuning controls"))
+        return lines
+
+    def empty_reason(self) -> tuple[str, str] | None:
+        """(title, text) when there is nothing to tune here, else None (the controls are shown)."""
+        if self.ctx.mode == "demo":
+            return ("Tuning is not available in demo mode",
+                    "The demo plays back a recording, so there is no GPU here to change. Run rocmdesk without "
+                    "--demo on a machine with an AMD GPU driven by amdgpu to set its power cap, performance "
+                    "level and power profile. Tuning changes only the live machine.")
+        if not self.can_change:
+            recorded = self._recorded_settings()
+            where = "a support snapshot" if self.ctx.bundle_path else "another root folder"
+            text = (f"rocmdesk is showing {where}, not this computer, so tuning is off: it changes only the "
+                    "live machine. Run rocmdesk without --root or --open to tune this machine's AMD GPUs.")
+            if recorded:
+                text += "\n\nSettings recorded here:\n" + "\n".join(recorded)
+            else:
+                text += "\n\nThis snapshot holds no GPU driven by amdgpu."
+            return ("Tuning is not available for a snapshot", text)
+        if self.gpu_combo.count() == 0:
+            return ("No AMD GPU to tune",
+                    "rocmdesk found no GPU driven by the amdgpu kernel driver, so there is nothing to tune. "
+                    "Once amdgpu drives a GPU, its power cap, performance level and power profile appear here; "
+                    "the Diagnosis tab shows why it does not (for example amdgpu not loaded or blacklisted).")
+        return None
+
     def refresh_state(self) -> None:
         pci = self.gpu_combo.currentData()
-        self.state = read_tuning_state(self.ctx.root, pci) if pci else None
+        self.state = read_tuning_state(self.ctx.root, pci) if pci and self.can_change else None
         state = self.state
-        notes = list(state.notes) if state else ["No GPU driven by amdgpu was found."]
-        if not self.can_change:
-            notes.insert(0, "Showing a recording or snapshot: tuning changes only the live machine.")
+        reason = self.empty_reason()
+        if reason is not None:
+            self._show_empty_state(*reason)
+            for widget in (self.apply_button, self.reset_button, self.apply_profile_button):
+                widget.setEnabled(False)
+            return
+        self.empty_state.setVisible(False)
+        self.controls.setVisible(True)
+        self.tuning_box.setTitle("Tuning (lost at reboot)")
+        notes = list(state.notes) if state else []
         self.notice.setText("\n".join(notes))
         self.notice.setVisible(bool(notes))
         cap = state.power_cap if state else None
+        # offer only what this GPU has: rows without a control are hidden, not shown empty
+        self.form.setRowVisible(1, cap is not None)
+        self.form.setRowVisible(2, cap is not None)
+        self.form.setRowVisible(3, bool(state and state.levels))
+        self.form.setRowVisible(4, bool(state and state.profiles))
         self.cap_slider.setEnabled(bool(cap and cap.adjustable))
         if cap:
             self.cap_slider.setRange(round(cap.min_w), round(cap.max_w))
@@ -218,6 +310,8 @@ class TuningTab(QtWidgets.QWidget):
         usable = bool(state and state.has_controls and self.can_change)
         self.apply_button.setEnabled(usable)
         self.reset_button.setEnabled(usable)
+        self.apply_button.setVisible(bool(state and state.has_controls))
+        self.reset_button.setVisible(bool(state and state.has_controls))
         self.apply_profile_button.setEnabled(self.can_change and self.profile_list.count() > 0)
 
     # -- actions --------------------------------------------------------------------------------------

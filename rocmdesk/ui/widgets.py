@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pyqtgraph.functions as fn
 from PySide6 import QtCore, QtGui, QtWidgets
 
 
@@ -117,16 +119,18 @@ class ElidedLabel(QtWidgets.QLabel):
 class Sparkline(QtWidgets.QWidget):
     """Recent history of one or two series (0..1 each) as a filled area and a line.
 
-    Painted from plain arrays at most once per sample; hidden when there is no room for it.
+    Polygons are built with numpy when the data or the size changes (at most once per trend
+    step), so a paint only replays them.
     """
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
-        self._area = None
-        self._line = None
+        self._area: np.ndarray | None = None
+        self._line: np.ndarray | None = None
         self._area_color = QtGui.QColor("#3b82f6")
         self._line_color = QtGui.QColor("#e8484f")
         self._grid = QtGui.QColor("#e5e7eb")
+        self._polys: tuple[list[QtGui.QPolygonF], list[QtGui.QPolygonF], list[QtGui.QPolygonF]] | None = None
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
         self.setMinimumHeight(28)
 
@@ -135,54 +139,75 @@ class Sparkline(QtWidgets.QWidget):
 
     def set_series(self, area, line, area_color: str, line_color: str, grid: str) -> None:
         """``area``/``line``: sequences of fractions 0..1 (NaN = gap), oldest first, evenly spaced."""
-        self._area, self._line = area, line
+        self._area = None if area is None else np.asarray(area, dtype=np.float64)
+        self._line = None if line is None else np.asarray(line, dtype=np.float64)
         self._area_color = QtGui.QColor(area_color)
         self._line_color = QtGui.QColor(line_color)
         self._grid = QtGui.QColor(grid)
+        self._polys = None
         self.update()
 
-    def _points(self, values, rect: QtCore.QRectF) -> list[list[QtCore.QPointF]]:
-        """Runs of finite points (a NaN splits the line)."""
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._polys = None
+
+    def _plot_rect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self.rect()).adjusted(0.5, 2.5, -0.5, -0.5)
+
+    @staticmethod
+    def runs(values: np.ndarray, rect: QtCore.QRectF, closed: bool) -> list[QtGui.QPolygonF]:
+        """Polygons of the finite runs of ``values`` (a NaN splits them); closed ones reach the baseline."""
         n = len(values)
-        runs: list[list[QtCore.QPointF]] = []
-        current: list[QtCore.QPointF] = []
         if n < 2:
-            return runs
-        step = rect.width() / (n - 1)
-        for i, v in enumerate(values):
-            if v != v:  # NaN
-                if len(current) > 1:
-                    runs.append(current)
-                current = []
+            return []
+        xs = rect.left() + np.arange(n) * (rect.width() / (n - 1))
+        ys = rect.bottom() - np.clip(values, 0.0, 1.0) * rect.height()
+        finite = np.isfinite(values)
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], finite.astype(np.int8), [0]))))
+        out = []
+        for a, b in zip(edges[0::2], edges[1::2], strict=True):
+            if b - a < 2:
                 continue
-            v = min(1.0, max(0.0, float(v)))
-            current.append(QtCore.QPointF(rect.left() + i * step, rect.bottom() - v * rect.height()))
-        if len(current) > 1:
-            runs.append(current)
-        return runs
+            extra = 2 if closed else 0
+            poly = fn.create_qpolygonf(b - a + extra)
+            arr = fn.ndarray_from_qpolygonf(poly)
+            arr[: b - a, 0] = xs[a:b]
+            arr[: b - a, 1] = ys[a:b]
+            if closed:
+                arr[b - a] = (xs[b - 1], rect.bottom())
+                arr[b - a + 1] = (xs[a], rect.bottom())
+            out.append(poly)
+        return out
+
+    def _build(self) -> None:
+        rect = self._plot_rect()
+        area = self.runs(self._area, rect, True) if self._area is not None else []
+        area_lines = self.runs(self._area, rect, False) if self._area is not None else []
+        line = self.runs(self._line, rect, False) if self._line is not None else []
+        self._polys = (area, area_lines, line)
 
     def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
         p = QtGui.QPainter(self)
-        rect = QtCore.QRectF(self.rect()).adjusted(0.5, 2.5, -0.5, -0.5)
+        rect = self._plot_rect()
         p.setPen(QtGui.QPen(self._grid, 1))
         for frac in (0.0, 0.5, 1.0):
             y = rect.bottom() - frac * rect.height()
             p.drawLine(QtCore.QPointF(rect.left(), y), QtCore.QPointF(rect.right(), y))
+        if self._polys is None:
+            self._build()
+        area, area_lines, line = self._polys
         # no antialiasing: an antialiased fill of this size costs ~3 ms per card in software
         # rendering; at one repaint every 2 s the pixel steps are not noticeable
-        if self._area is not None:
-            fill = QtGui.QColor(self._area_color)
-            fill.setAlpha(70)
-            for run in self._points(self._area, rect):
-                poly = QtGui.QPolygonF([QtCore.QPointF(run[0].x(), rect.bottom()), *run,
-                                        QtCore.QPointF(run[-1].x(), rect.bottom())])
-                p.setPen(QtCore.Qt.PenStyle.NoPen)
-                p.setBrush(fill)
-                p.drawPolygon(poly)
-                p.setPen(QtGui.QPen(self._area_color, 1))
-                p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-                p.drawPolyline(QtGui.QPolygonF(run))
-        if self._line is not None:
-            p.setPen(QtGui.QPen(self._line_color, 2))
-            for run in self._points(self._line, rect):
-                p.drawPolyline(QtGui.QPolygonF(run))
+        fill = QtGui.QColor(self._area_color)
+        fill.setAlpha(70)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(fill)
+        for poly in area:
+            p.drawPolygon(poly)
+        p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        p.setPen(QtGui.QPen(self._area_color, 1))
+        for poly in area_lines:
+            p.drawPolyline(poly)
+        p.setPen(QtGui.QPen(self._line_color, 2))
+        for poly in line:
+            p.drawPolyline(poly)
