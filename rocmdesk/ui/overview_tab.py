@@ -85,6 +85,7 @@ class Metric(QtWidgets.QWidget):
         if self.bar is not None:
             grid.addWidget(self.bar, 1, 0, 1, 3)
         self.setAccessibleName(caption)
+        self._description = ""
 
     def show_value(self, text: str, detail: str = "", tooltip: str = "", color: str | None = None) -> None:
         set_text(self.value, text)
@@ -95,7 +96,10 @@ class Metric(QtWidgets.QWidget):
         style = f"color: {color};" if color and text != NA else ""
         if self.value.styleSheet() != style:
             self.value.setStyleSheet(style)
-        self.setAccessibleDescription(f"{text} {detail}".strip() + (f" ({tooltip})" if text == NA and tooltip else ""))
+        description = f"{text} {detail}".strip() + (f" ({tooltip})" if text == NA and tooltip else "")
+        if description != self._description:  # each change is an accessibility event: only real ones
+            self._description = description
+            self.setAccessibleDescription(description)
 
 
 class TempReadout(QtWidgets.QWidget):
@@ -299,7 +303,9 @@ class GpuCard(QtWidgets.QFrame):
             style = f"color: {pal.level(level)};" if level is not Level.UNKNOWN else ""
             if readout.value.styleSheet() != style:
                 readout.value.setStyleSheet(style)
-            readout.setAccessibleDescription(f"{text} ({tip})")
+            description = f"{text} ({tip})"
+            if readout.accessibleDescription() != description:
+                readout.setAccessibleDescription(description)
 
         # power against cap
         frac = ratio(s.power_w, s.power_cap_w)

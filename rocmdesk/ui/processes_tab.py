@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from PySide6 import QtCore, QtWidgets
 
 from rocmdesk.telemetry.model import ProcessUse, Snapshot
@@ -10,6 +12,7 @@ from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, is_number
 
 COLUMNS = ("GPU", "PID", "Name", "VRAM", "GPU %", "Command line")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
+REFRESH_S = 2.0
 NUMERIC = (1, 3, 4)
 
 
@@ -135,20 +138,37 @@ class ProcessesTab(QtWidgets.QWidget):
         lay.addWidget(self.table, 1)
         lay.addWidget(self.empty, 1)
         self._pending: Snapshot | None = None
+        self._last_apply = -1e9
+        self._timer = QtCore.QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._apply_if_visible)
         ctx.feed.snapshot.connect(self.on_snapshot)
         if ctx.feed.last_snapshot is not None:
             self._pending = ctx.feed.last_snapshot
 
     def on_snapshot(self, snapshot: Snapshot) -> None:
+        """Refresh at most every 2 s (per-process figures are read that often on a live machine)."""
         self._pending = snapshot
-        if self.isVisible():
+        if not self.isVisible() or self._timer.isActive():
+            return
+        wait = self._last_apply + REFRESH_S - time.monotonic()
+        if wait <= 0:
+            self._apply()
+        else:
+            self._timer.start(int(wait * 1000))
+
+    def _apply_if_visible(self) -> None:
+        if self.isVisible() and self._pending is not None:
             self._apply()
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if self._pending is None:
+            self._pending = self.ctx.feed.last_snapshot
         self._apply()
 
     def _apply(self) -> None:
+        self._last_apply = time.monotonic()
         snapshot, self._pending = self._pending, None
         if snapshot is None:
             if self.model.rowCount() == 0:
