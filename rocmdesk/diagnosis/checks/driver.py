@@ -161,6 +161,17 @@ def _blacklist_lines(facts: HostFacts) -> list[SourcedLine]:
     return out
 
 
+def _generator_known(ctx) -> bool:
+    """True when the initramfs generator can be told by the rule the root helper uses too."""
+    from rocmdesk.diagnosis.initramfs import choose_generator, detect_generators
+
+    generators = detect_generators(ctx.root)
+    if len(generators) == 1:
+        return True
+    release = ctx.kernel_release
+    return bool(generators) and release is not None and choose_generator(ctx.root, generators, release) is not None
+
+
 @check("amdgpu-blacklisted", AREA)
 def amdgpu_blacklisted(ctx):
     if ctx.is_wsl:
@@ -177,10 +188,15 @@ def amdgpu_blacklisted(ctx):
         details = ("amdgpu is loaded right now (something ran `modprobe amdgpu` explicitly), but the "
                    "blacklist stops it from loading on its own at the next boot." if severity else None)
         if path.startswith("/etc/modprobe.d/"):
+            # the helper comments the lines out AND rebuilds the initramfs, so it is one click only when the
+            # shared generator rule names the generator (initramfs.choose_generator; facts 1b)
             fix = Fix("modprobe-unblacklist-amdgpu", True,
                       (f"Comment out the amdgpu line(s) in {path} (a backup is kept).",
                        initramfs_regenerate_step(facts.distro_family), "Reboot."),
-                      ("modprobe-unblacklist-amdgpu", path))
+                      ("modprobe-unblacklist-amdgpu", path) if _generator_known(ctx) else None)
+            if fix.action is None:
+                details = " ".join(filter(None, [details, "Which tool builds the initramfs could not be told, so "
+                                                 "no one-click fix is offered."]))
         else:
             steps = [f"{path} belongs to an installed package: find it with `dpkg -S {path}` or "
                      f"`rpm -qf {path}` and remove that package, or mask the file by creating an empty "

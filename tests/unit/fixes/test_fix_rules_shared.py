@@ -149,3 +149,17 @@ def test_mkinitcpio_preset_image_confirms_it(tmp_path):
     assert choose_generator(root, detect_generators(root), KREL)[0] == "mkinitcpio"
     assert H.preview_action(make_ctx(host), "initramfs-regenerate", [])["changes"][0]["argv"] == [
         "/usr/bin/mkinitcpio", "-P"]
+
+
+@pytest.mark.parametrize(("images", "one_click"), [(("initrd.img-{k}",), True), ((), False)])
+def test_unblacklist_is_one_click_only_when_the_generator_is_known(tmp_path, images, one_click, monkeypatch):
+    """The helper's unblacklist also rebuilds the initramfs, so both sides need the same generator answer."""
+    host = two_generators(tmp_path, images)
+    (host / "proc/sys/kernel").mkdir(parents=True, exist_ok=True)
+    (host / "proc/sys/kernel/osrelease").write_text(KREL + "\n")
+    [finding] = [f for f in sc.run_check(host, "amdgpu-blacklisted").findings
+                 if f.subject == "/etc/modprobe.d/blacklist-amdgpu.conf"]
+    preview = H.preview_action(make_ctx(host), "modprobe-unblacklist-amdgpu", ["/etc/modprobe.d/blacklist-amdgpu.conf"])
+    assert (finding.fix.action is not None) is preview["ok"] is one_click, preview
+    if not one_click:
+        assert "no one-click fix" in finding.explanation and finding.fix.steps
