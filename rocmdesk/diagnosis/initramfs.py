@@ -727,8 +727,10 @@ def generator_images(root, generator: str, kver: str) -> list[str]:
         return [f"/boot/initramfs-{kver}.img"]
     images = []
     for preset in root.glob("/etc/mkinitcpio.d", "*.preset"):
-        image = parse_preset(_try_text(root, preset) or "").get("default_image")
-        images.append(image or f"/boot/initramfs-{preset.rsplit('/', 1)[-1][: -len('.preset')]}.img")
+        image = parse_preset(_try_text(root, preset) or "").get("default_image") or ""
+        if not re.fullmatch(r"/boot/[A-Za-z0-9._+-]{1,200}", image):  # the helper accepts only these too
+            image = f"/boot/initramfs-{preset.rsplit('/', 1)[-1][: -len('.preset')]}.img"
+        images.append(image)
     return images
 
 

@@ -163,3 +163,22 @@ def test_unblacklist_is_one_click_only_when_the_generator_is_known(tmp_path, ima
     assert (finding.fix.action is not None) is preview["ok"] is one_click, preview
     if not one_click:
         assert "no one-click fix" in finding.explanation and finding.fix.steps
+
+
+def test_preset_image_outside_boot_falls_back_to_the_preset_name_on_both_sides(tmp_path):
+    host = build_host(tmp_path / "root", generator="mkinitcpio")
+    dracut = host / "usr/bin/dracut"
+    dracut.write_text("#!/bin/sh\n")
+    os.chmod(dracut, 0o755)
+    (host / "etc/dracut.conf.d").mkdir(mode=0o755)
+    (host / "etc/mkinitcpio.d").mkdir(mode=0o755)
+    (host / "etc/mkinitcpio.d/linux-lts.preset").write_text('default_image="/efi/EFI/linux/lts.img"\n')
+    (host / "efi/EFI/linux").mkdir(parents=True)
+    (host / "efi/EFI/linux/lts.img").write_bytes(b"x")
+    root = HostRoot(host)
+    assert choose_generator(root, detect_generators(root), KREL) is None
+    assert not H.preview_action(make_ctx(host), "initramfs-regenerate", [])["ok"]
+    (host / "boot").mkdir()
+    (host / "boot/initramfs-linux-lts.img").write_bytes(b"x")
+    assert choose_generator(root, detect_generators(root), KREL)[0] == "mkinitcpio"
+    assert H.preview_action(make_ctx(host), "initramfs-regenerate", [])["ok"]
