@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.telemetry.model import GpuInfo, GpuKind, GpuSample, Snapshot
 from rocmdesk.ui import theme
@@ -32,7 +32,15 @@ from rocmdesk.ui.formatting import (
     reason_of,
     temp_level,
 )
-from rocmdesk.ui.widgets import ElidedLabel, MeterBar, Sparkline, set_property, set_text, set_tooltip
+from rocmdesk.ui.widgets import (
+    ElidedLabel,
+    MeterBar,
+    Sparkline,
+    fix_label_width,
+    set_property,
+    set_text,
+    set_tooltip,
+)
 
 DEFAULT_SENSORS = ("junction", "edge", "mem")
 TREND_S = 300.0
@@ -61,16 +69,17 @@ def memory_caption(info: GpuInfo) -> str:
 class Metric(QtWidgets.QWidget):
     """Caption, value, detail and an optional meter, in two lines."""
 
-    def __init__(self, caption: str, with_bar: bool, parent: QtWidgets.QWidget | None = None) -> None:
+    def __init__(self, caption: str, with_bar: bool, parent: QtWidgets.QWidget | None = None,
+                 widest: str = "8888 MHz") -> None:
         super().__init__(parent)
         self.caption = QtWidgets.QLabel(caption.upper(), self)
         self.caption.setObjectName("metricCaption")
         self.value = QtWidgets.QLabel(NA, self)
         self.value.setObjectName("metricValue")
         self.value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.NoTextInteraction)
-        self.detail = ElidedLabel("", self)
+        fix_label_width(self.value, widest)
+        self.detail = ElidedLabel("", self, QtCore.Qt.AlignmentFlag.AlignRight)
         self.detail.setObjectName("metricDetail")
-        self.detail.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         self.bar = MeterBar(self) if with_bar else None
         grid = QtWidgets.QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -112,6 +121,7 @@ class TempReadout(QtWidgets.QWidget):
         self.name.setObjectName("metricDetail")
         self.value = QtWidgets.QLabel(NA, self)
         self.value.setObjectName("metricValue")
+        fix_label_width(self.value, "888 °F")
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
@@ -161,11 +171,11 @@ class GpuCard(QtWidgets.QFrame):
         self.temp_row.setSpacing(18)
         self.temps: dict[str, TempReadout] = {}
 
-        self.power = Metric("Power", True, self)
-        self.memory = Metric(memory_caption(info), True, self)
-        self.busy = Metric("GPU busy", True, self)
-        self.clocks = Metric("Clocks", False, self)
-        self.fan = Metric("Fan", False, self)
+        self.power = Metric("Power", True, self, "888 W")
+        self.memory = Metric(memory_caption(info), True, self, "88.8 GiB")
+        self.busy = Metric("GPU busy", True, self, "100 %")
+        self.clocks = Metric("Clocks", False, self, "8888 MHz")
+        self.fan = Metric("Fan", False, self, "8888 RPM")
         self.metrics = [self.power, self.memory, self.busy, self.clocks, self.fan]
 
         outer = QtWidgets.QVBoxLayout(self)
@@ -192,6 +202,19 @@ class GpuCard(QtWidgets.QFrame):
         self._relayout(1)
         self.set_info(info)
         self._ensure_temps(DEFAULT_SENSORS)
+
+    def paintEvent(self, _event) -> None:
+        """The card's rounded box, painted directly (the style-sheet version costs more per repaint)."""
+        pal = theme.current()
+        border = {"stale": pal.warm, "gone": pal.critical}.get(self.state, pal.border)
+        p = QtGui.QPainter(self)
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+        pen = QtGui.QPen(QtGui.QColor(border), 1)
+        if self.state == "gone":
+            pen.setStyle(QtCore.Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        p.setBrush(QtGui.QColor(pal.surface))
+        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 10, 10)
 
     # -- structure -------------------------------------------------------------------------------
     def _relayout(self, columns: int) -> None:
@@ -240,6 +263,8 @@ class GpuCard(QtWidgets.QFrame):
     # -- state ---------------------------------------------------------------------------------------
     def set_state(self, state: str, detail: str = "") -> None:
         """"ok", "stale" (backend not answering) or "gone" (GPU no longer present)."""
+        if state != self.state:
+            self.update()
         self.state = state
         set_property(self, "state", state)
         text = {"ok": "", "stale": "STALE", "gone": "REMOVED"}.get(state, state.upper())
@@ -374,6 +399,8 @@ class OverviewTab(QtWidgets.QWidget):
         self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.body = QtWidgets.QWidget()
         self.body.setObjectName("centralArea")
+        # opaque: a changed label repaints its card and this body, not every widget behind them
+        self.body.setAutoFillBackground(True)
         self.grid = QtWidgets.QGridLayout(self.body)
         self.grid.setContentsMargins(14, 14, 14, 14)
         self.grid.setSpacing(12)

@@ -84,14 +84,30 @@ class MeterBar(QtWidgets.QWidget):
             p.drawRoundedRect(fill, radius, radius)
 
 
-class ElidedLabel(QtWidgets.QLabel):
-    """A label that shows "…" instead of widening its parent when the text is too long."""
+class ElidedLabel(QtWidgets.QWidget):
+    """One line of text that shows "…" when too long, painted by itself.
 
-    def __init__(self, text: str = "", parent: QtWidgets.QWidget | None = None) -> None:
+    Unlike a QLabel, changing the text never asks the layout to recompute (a QLabel's setText
+    relayouts its whole card, which was most of the Overview's cost). Colour and font come from
+    the style sheet like a label's (``color:`` sets the foreground role).
+    """
+
+    def __init__(self, text: str = "", parent: QtWidgets.QWidget | None = None,
+                 alignment: QtCore.Qt.AlignmentFlag = QtCore.Qt.AlignmentFlag.AlignLeft) -> None:
         super().__init__(parent)
         self._full = ""
-        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self._shown = ""
+        self._alignment = alignment | QtCore.Qt.AlignmentFlag.AlignVCenter
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
         self.set_full_text(text)
+
+    def setAlignment(self, alignment: QtCore.Qt.AlignmentFlag) -> None:
+        self._alignment = alignment | QtCore.Qt.AlignmentFlag.AlignVCenter
+        self.update()
+
+    def text(self) -> str:
+        """What is shown (elided)."""
+        return self._shown
 
     def full_text(self) -> str:
         return self._full
@@ -102,18 +118,46 @@ class ElidedLabel(QtWidgets.QLabel):
         self._full = text
         self._elide()
 
+    def sizeHint(self) -> QtCore.QSize:
+        fm = self.fontMetrics()
+        return QtCore.QSize(fm.horizontalAdvance(self._full) + 2, fm.height())
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        return QtCore.QSize(10, self.fontMetrics().height())
+
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() in (QtCore.QEvent.Type.FontChange, QtCore.QEvent.Type.StyleChange):
+            self.updateGeometry()
+            self._elide()
+
     def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
         super().resizeEvent(event)
         self._elide()
 
     def _elide(self) -> None:
         shown = self.fontMetrics().elidedText(self._full, QtCore.Qt.TextElideMode.ElideRight, max(10, self.width()))
-        if shown != self.text():
-            self.setText(shown)
-        self.setToolTip(self._full if shown != self._full else "")
+        tip = self._full if shown != self._full else ""
+        if self.toolTip() != tip:
+            self.setToolTip(tip)
+        if shown != self._shown:
+            self._shown = shown
+            self.setAccessibleName(self._full)
+            self.update()
 
-    def minimumSizeHint(self) -> QtCore.QSize:
-        return QtCore.QSize(10, super().minimumSizeHint().height())
+    def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
+        p = QtGui.QPainter(self)
+        p.setPen(self.palette().color(self.foregroundRole()))
+        p.drawText(self.rect(), int(self._alignment), self._shown)
+
+
+def fix_label_width(label: QtWidgets.QLabel, widest: str, bold: bool = True) -> None:
+    """Give a value label a fixed size that fits ``widest``: its text changes every second, and a
+    fixed-size widget does not make the layout recompute (see QWidget::updateGeometry)."""
+    font = QtGui.QFont(label.font())
+    font.setBold(bold)
+    fm = QtGui.QFontMetrics(font)
+    label.setFixedSize(fm.horizontalAdvance(widest) + 4, fm.height())
 
 
 class Sparkline(QtWidgets.QWidget):
