@@ -31,10 +31,26 @@ from rocmdesk.ui.sources import Source, bundle_source, demo_source, root_source,
 log = logging.getLogger(__name__)
 
 
+def fixed_mmap_threshold(nbytes: int = 256 * 1024) -> None:
+    """Keep glibc from raising its mmap threshold after big arrays are freed.
+
+    Graph redraws make short-lived arrays of a few hundred KiB; with the default dynamic
+    threshold they end up in the heap and fragment it, which cost ~20 MB of resident memory
+    with 24 h of history. Fixed, they are mmapped and returned on free. No-op off glibc.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-3, int(nbytes))  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
 def make_app(argv: list[str] | None = None) -> QtWidgets.QApplication:
     """The QApplication (created once), crisp at fractional and 2x scaling."""
     app = QtWidgets.QApplication.instance()
     if app is None:
+        fixed_mmap_threshold()
         QtGui.QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
             QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
         app = QtWidgets.QApplication(argv or ["rocmdesk"])
@@ -100,6 +116,17 @@ def settle_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+    release_free_memory()
+
+
+def release_free_memory() -> None:
+    """Hand memory freed after the pre-roll back to the system (glibc keeps it otherwise)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: the memory is reused by later allocations anyway
 
 
 class FirstFrame(QtCore.QObject):

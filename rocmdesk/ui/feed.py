@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,7 +152,7 @@ class SampleFeed(QtCore.QObject):
         return bool(self.backend.demo)
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def start(self, preload: Callable[[], list[Snapshot]] | list[Snapshot] | None = None) -> None:
+    def start(self, preload: Callable[[], Iterable[Snapshot]] | list[Snapshot] | None = None) -> None:
         """Start sampling; with ``preload`` (past snapshots, or a function returning them, run in a
         worker thread so the window paints first), record those before the first live sample."""
         self._started_at = time.monotonic()
@@ -168,13 +168,15 @@ class SampleFeed(QtCore.QObject):
 
         def load() -> None:
             try:
-                snapshots = list(preload())
                 history = self._empty_history()
-                history.extend(snapshots)
+                newest = []
+                for snap in preload():  # may be a generator: 24 h never sit in memory at once
+                    history.append_snapshot(snap)
+                    newest = [snap]
             except Exception as exc:
                 log.warning("could not load past samples: %s", exc)
-                snapshots, history = [], None
-            self._preloaded.emit((snapshots, history))
+                newest, history = [], None
+            self._preloaded.emit((newest, history))
 
         threading.Thread(target=load, name="rocmdesk-preload", daemon=True).start()
 

@@ -7,8 +7,10 @@ its file reads never block the GUI thread.
 from __future__ import annotations
 
 import logging
+import math
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +34,7 @@ class Source:
     backend: Backend
     backend_name: str
     # past samples to show at once, or a function computing them (run off the GUI thread)
-    preload: list[Snapshot] | Callable[[], list[Snapshot]] = field(default_factory=list)
+    preload: list[Snapshot] | Callable[[], Iterable[Snapshot]] = field(default_factory=list)
     bundle: Any = None  # an OpenedBundle kept open while shown
     bundle_path: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -45,11 +47,25 @@ def demo_source(reason: str, recording: str | None = None, preroll_s: float = DE
     backend = DemoBackend(name, start_s=DEMO_START_S.get(str(name), 0.0))
     # the pre-roll (an hour of 8 GPUs: ~0.3 s) is computed in the feed's loader thread, after the
     # window has painted; sampling starts after it, so the two never run at once
-    preload = (lambda: backend.preroll(preroll_s)) if preroll_s > 0 else []
+    preload = (lambda: preroll_in_chunks(backend, preroll_s)) if preroll_s > 0 else []
     title = getattr(backend.recording, "title", "") or name
     root = HostRoot("/")
     return Source("demo", f"{reason} — {title}" if reason else title, root, runner_for(root),
                   backend, "demo", preload)
+
+
+def preroll_in_chunks(backend: Any, seconds: float, chunk_s: float = 3600.0) -> Iterator[Snapshot]:
+    """The demo's past ``seconds``, oldest first, an hour at a time (24 h of 8 GPUs as one list
+    would be ~700 000 objects, most of a 250 MB budget, only to be thrown away)."""
+    now = time.monotonic()  # the DemoBackend's clock (we built it with the default one)
+    last = -math.inf
+    chunks = max(1, math.ceil(seconds / chunk_s))
+    for k in reversed(range(chunks)):
+        span = min(chunk_s, seconds - k * chunk_s)
+        for snap in backend.preroll(span, now=now - k * chunk_s):
+            if snap.timestamp > last:  # a frame on a chunk boundary comes once
+                last = snap.timestamp
+                yield snap
 
 
 def root_source(root_dir: str, backend_name: str = "auto") -> Source:

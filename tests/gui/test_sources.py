@@ -62,3 +62,15 @@ def test_open_root_folder_from_the_banner_replaces_the_session(qtbot, tmp_path):
     assert "no bundle at" in shown[0] and controller.session is second
     second.window.close()
     second.close()
+
+
+def test_demo_preroll_in_chunks_equals_one_preroll():
+    from rocmdesk.telemetry.backends.demo import DemoBackend
+    from rocmdesk.ui.sources import preroll_in_chunks
+
+    backend = DemoBackend("rx7900xtx-comfyui")
+    chunked = list(preroll_in_chunks(backend, 2500, chunk_s=700))
+    whole = backend.preroll(2500)
+    assert len(chunked) == len(whole)
+    assert [s.timestamp for s in chunked] == pytest.approx([s.timestamp for s in whole], abs=0.05)
+    assert [s.gpus[0].power_w for s in chunked] == [s.gpus[0].power_w for s in whole]
