@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rocmdesk.telemetry.history import downsample_minmax
+
 FAR_FUTURE_S = 10 * 24 * 3600.0
 
 
@@ -33,27 +35,22 @@ def insert_gaps(t: np.ndarray, y: np.ndarray, max_gap_s: float) -> tuple[np.ndar
 
 def minmax_decimate(t: np.ndarray, y: np.ndarray, t0: float, t1: float, bins: int,
                     max_gap_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The visible part of (t, y), at most ~2 points per bin, as float64 arrays ready to draw."""
+    """The visible part of (t, y), at most ~2 points per bin, as float64 arrays ready to draw.
+
+    Bucketing is the history's own min/max (searchsorted edges, so temporaries stay the size
+    of the output, not of a 24 h series); edges sit on multiples of the bin width.
+    """
     sl = visible_slice(t, t0, t1)
-    t = np.asarray(t[sl], dtype=np.float64)
-    y = np.asarray(y[sl], dtype=np.float64)
+    t, y = t[sl], y[sl]
     bins = max(1, int(bins))
-    if len(t) > 2 * bins:
-        width = (t1 - t0) / bins
-        if width > 0:
-            idx = np.floor(t / width).astype(np.int64)
-            starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
-            with np.errstate(invalid="ignore"):
-                lo = np.fmin.reduceat(y, starts)
-                hi = np.fmax.reduceat(y, starts)
-            bt = idx[starts].astype(np.float64) * width
-            t = np.repeat(bt, 2)
-            t[1::2] += width * 0.5
-            y = np.empty(2 * len(starts))
-            y[0::2] = lo
-            y[1::2] = hi
-            if max_gap_s is not None:
-                max_gap_s = max(max_gap_s, 2 * width)
+    width = (t1 - t0) / bins
+    if len(t) > 2 * bins and width > 0:
+        start = np.floor(t0 / width) * width
+        t, y = downsample_minmax(t, y, bins + 1, t_start=start, t_end=start + (bins + 1) * width)
+        if max_gap_s is not None:
+            max_gap_s = max(max_gap_s, 2 * width)
+    t = np.asarray(t, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
     if max_gap_s is not None:
         t, y = insert_gaps(t, y, max_gap_s)
     return t, y
