@@ -12,6 +12,7 @@ import time
 
 from rocmdesk.report.charts import history_charts
 from rocmdesk.report.data import ReportData, human_bytes, window_text
+from rocmdesk.report.finding_view import finding_view
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#1b1b1b}
@@ -67,24 +68,17 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
         subject = f" — {_e(f['subject'])}" if f.get("subject") else ""
         parts.append(f'<div class="finding {_e(sev)}"><div class="sev">{_e(sev)}</div>'
                      f"<h3>{_e(f.get('title'))}{subject} <code>{_e(f.get('id'))}</code></h3>")
-        for paragraph in (f.get("explanation") or "").strip().split("\n\n"):
-            if paragraph.strip():
-                parts.append(f"<p>{_e(paragraph.strip())}</p>")
-        evidence = f.get("evidence") or []
-        if evidence:
+        view = finding_view(f)
+        parts.extend(f"<p>{_e(paragraph)}</p>" for paragraph in view.paragraphs)
+        if view.evidence:
             items = []
-            for ev in evidence:
-                where = ev.get("path") or ""
-                if where and ev.get("line"):
-                    where = f"{where}:{ev['line']}"
-                prefix = f"<code>{_e(where)}</code>: " if where else ""
-                items.append(f"<li>{prefix}<code>{_e(ev.get('text'))}</code></li>")
+            for ev in view.evidence:
+                prefix = f"<code>{_e(ev.where)}</code>: " if ev.where else ""
+                items.append(f"<li>{prefix}<code>{_e(ev.text)}</code></li>")
             parts.append(f"<p><b>Evidence</b></p><ul>{''.join(items)}</ul>")
-        fix = f.get("fix") or {}
-        if fix.get("steps"):
-            who = " (needs administrator rights)" if fix.get("privileged") else ""
-            steps = "".join(f"<li>{_e(s)}</li>" for s in fix["steps"])
-            parts.append(f"<p><b>Fix{_e(who)}</b></p><ol>{steps}</ol>")
+        if view.fix_steps:
+            steps = "".join(f"<li>{_e(s)}</li>" for s in view.fix_steps)
+            parts.append(f"<p><b>{_e(view.fix_heading)}</b></p><ol>{steps}</ol>")
         parts.append("</div>")
     if report.checks:
         status_class = {"pass": "pass", "fail": "fail", "skip": "skip", "error": "errorstatus"}

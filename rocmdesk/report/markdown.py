@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from rocmdesk.report.data import ReportData, history_stats, human_bytes, window_text
+from rocmdesk.report.finding_view import EvidenceItem, finding_view
 
 GITHUB_ISSUE_LIMIT = 65_000  # GitHub refuses issue bodies over 65 536 characters
 SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵 info"}
@@ -70,17 +71,16 @@ def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) 
         explanation = (f.get("explanation") or "").strip()
         if explanation:
             lines += [escape_inline(p) for p in explanation.split("\n")] + [""]
-        evidence = [_evidence(e) for e in f.get("evidence") or []]
+        view = finding_view(f)
+        evidence = [_evidence(e) for e in view.evidence]
         if evidence:
             if len(evidence) <= MAX_EVIDENCE_INLINE:
                 lines += ["Evidence:", "", *evidence, ""]
             else:
                 lines += [*_details(f"Evidence ({len(evidence)} items)", evidence), ""]
-        fix = f.get("fix") or {}
-        steps = fix.get("steps") or []
-        if steps:
-            who = " (needs administrator rights)" if fix.get("privileged") else ""
-            lines += [f"Fix{who}:", ""] + [f"{i}. {escape_inline(s)}" for i, s in enumerate(steps, 1)] + [""]
+        if view.fix_steps:
+            lines += [f"{view.fix_heading}:", ""]
+            lines += [f"{i}. {escape_inline(s)}" for i, s in enumerate(view.fix_steps, 1)] + [""]
     if report.checks:
         rows = [[c.get("id"), c.get("area"), c.get("status"), c.get("reason")] for c in report.checks]
         lines += _details(f"All {len(report.checks)} checks", _table(["Check", "Area", "Status", "Reason"], rows))
@@ -106,12 +106,9 @@ def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) 
     return text
 
 
-def _evidence(e: dict) -> str:
-    where = e.get("path") or ""
-    if where and e.get("line"):
-        where = f"{where}:{e['line']}"
-    text = str(e.get("text") or "")
-    return f"- {code_span(where)}: {code_span(text)}" if where else f"- {code_span(text)}"
+def _evidence(e: EvidenceItem) -> str:
+    text = str(e.text or "")
+    return f"- {code_span(e.where)}: {code_span(text)}" if e.where else f"- {code_span(text)}"
 
 
 def _shrink(text: str, limit: int) -> str:

@@ -426,6 +426,7 @@ def _h2(pal: theme.Palette, text: str) -> str:
 def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str:
     """The report for the tab: findings as cards first, then system, GPUs, graphs, processes, checks."""
     from rocmdesk.report.data import human_bytes, window_text
+    from rocmdesk.report.finding_view import finding_view
 
     code = f'style="font-family: monospace; background-color: {pal.surface_alt}"'
     parts = [f'<body style="color: {pal.text}">']
@@ -438,24 +439,17 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
         subject = f" — {_e(f['subject'])}" if f.get("subject") else ""
         body = [f'<span style="color: {color}; font-weight: 600">{_e(sev.upper())}</span>&nbsp;&nbsp;'
                 f'<b>{_e(f.get("title"))}{subject}</b>&nbsp;&nbsp;<span {code}>{_e(f.get("id"))}</span>']
-        for paragraph in (f.get("explanation") or "").strip().split("\n\n"):
-            if paragraph.strip():
-                body.append(f"<p>{_e(paragraph.strip())}</p>")
-        evidence = f.get("evidence") or []
-        if evidence:
+        view = finding_view(f)
+        body.extend(f"<p>{_e(paragraph)}</p>" for paragraph in view.paragraphs)
+        if view.evidence:
             items = []
-            for ev in evidence:
-                where = ev.get("path") or ""
-                if where and ev.get("line"):
-                    where = f"{where}:{ev['line']}"
-                prefix = f'<span style="color: {pal.muted}">{_e(where)}</span>&nbsp; ' if where else ""
-                items.append(f"<li>{prefix}<span {code}>{_e(ev.get('text'))}</span></li>")
+            for ev in view.evidence:
+                prefix = f'<span style="color: {pal.muted}">{_e(ev.where)}</span>&nbsp; ' if ev.where else ""
+                items.append(f"<li>{prefix}<span {code}>{_e(ev.text)}</span></li>")
             body.append(f"<p><b>Evidence</b></p><ul>{''.join(items)}</ul>")
-        fix = f.get("fix") or {}
-        if fix.get("steps"):
-            who = " (needs administrator rights)" if fix.get("privileged") else ""
-            steps = "".join(f"<li>{_e(s)}</li>" for s in fix["steps"])
-            body.append(f"<p><b>Fix{_e(who)}</b></p><ol>{steps}</ol>")
+        if view.fix_steps:
+            steps = "".join(f"<li>{_e(s)}</li>" for s in view.fix_steps)
+            body.append(f"<p><b>{_e(view.fix_heading)}</b></p><ol>{steps}</ol>")
         parts.append(f'<table width="100%" cellspacing="0" cellpadding="8" style="margin-bottom: 8px">'
                      f'<tr><td width="5" bgcolor="{color}"></td><td bgcolor="{pal.surface_alt}">'
                      f"{''.join(body)}</td></tr></table>")

@@ -1,0 +1,24 @@
+"""The parts of a finding every report renderer shows (HTML, Markdown, the Report tab)."""
+
+from rocmdesk.report.finding_view import EvidenceItem, FindingView, finding_view
+
+
+def test_paragraphs_evidence_and_privileged_fix() -> None:
+    view = finding_view({
+        "explanation": "  First one.\n\n \n\nSecond\nline.  ",
+        "evidence": [{"path": "/etc/x.conf", "line": 4, "text": "blacklist amdgpu"},
+                     {"path": "/sys/y", "line": None, "text": "3"},
+                     {"path": None, "line": 7, "text": None}],
+        "fix": {"privileged": True, "steps": ["Comment out the line."]},
+    })
+    assert view == FindingView(
+        ("First one.", "Second\nline."),
+        (EvidenceItem("/etc/x.conf:4", "blacklist amdgpu"), EvidenceItem("/sys/y", "3"), EvidenceItem("", None)),
+        "Fix (needs administrator rights)", ("Comment out the line.",))
+
+
+def test_user_level_fix_and_missing_parts() -> None:
+    assert finding_view({"fix": {"privileged": False, "steps": ["pip uninstall -y pynvml"]}}).fix_heading == "Fix"
+    empty = finding_view({"explanation": None, "evidence": None, "fix": None})
+    assert empty == FindingView((), (), "Fix", ())
+    assert finding_view({"fix": {"privileged": True}}).fix_steps == ()
