@@ -75,8 +75,27 @@ def _find_python(env: str | os.PathLike[str]) -> tuple[Path, Path]:
     raise PipFixError(f"{env_path} has no bin/python")
 
 
+class _PipPlan:
+    """What both pip plans share: the ``pip freeze`` taken before the fix, and the words shown first."""
+
+    __slots__ = ()
+    python: Path
+
+    @property
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def freeze_argv(self) -> list[str]:
+        return [str(self.python), "-m", "pip", "freeze", "--all"]
+
+    def describe(self) -> str:
+        return ("Runs as you (no administrator password):\n  " + " ".join(self.argv)
+                + "\nThe current package list (pip freeze) is saved first so it can be restored.")
+
+
 @dataclass(frozen=True, slots=True)
-class PipReinstall:
+class PipReinstall(_PipPlan):
     env: Path
     index_url: str
     python: Path
@@ -90,17 +109,9 @@ class PipReinstall:
         return [str(self.python), "-m", "pip", "install", "--force-reinstall", *PACKAGES,
                 "--index-url", self.index_url]
 
-    @property
-    def freeze_argv(self) -> list[str]:
-        return [str(self.python), "-m", "pip", "freeze", "--all"]
-
-    def describe(self) -> str:
-        return ("Runs as you (no administrator password):\n  " + " ".join(self.argv)
-                + "\nThe current package list (pip freeze) is saved first so it can be restored.")
-
 
 @dataclass(frozen=True, slots=True)
-class PipUninstall:
+class PipUninstall(_PipPlan):
     """``pip-uninstall-pynvml ENV``: torch before 2.5 on ROCm crashes when pynvml is importable."""
 
     env: Path
@@ -113,14 +124,6 @@ class PipUninstall:
     @property
     def argv(self) -> list[str]:
         return [str(self.python), "-m", "pip", "uninstall", "-y", *PYNVML_PACKAGES]
-
-    @property
-    def freeze_argv(self) -> list[str]:
-        return [str(self.python), "-m", "pip", "freeze", "--all"]
-
-    def describe(self) -> str:
-        return ("Runs as you (no administrator password):\n  " + " ".join(self.argv)
-                + "\nThe current package list (pip freeze) is saved first so it can be restored.")
 
 
 def plan_pip_uninstall_pynvml(env: str | os.PathLike[str]) -> PipUninstall:
