@@ -134,3 +134,19 @@ SENSOR_ORDER = ("junction", "edge", "mem")
 def ordered_sensors(labels: object) -> list[str]:
     known = [s for s in SENSOR_ORDER if s in labels]  # type: ignore[operator]
     return known + sorted(s for s in labels if s not in SENSOR_ORDER)  # type: ignore[union-attr]
+
+
+def short_gpu_name(name: str) -> str:
+    """The marketing name without the vendor words every AMD GPU shares ("MI300X", "RX 7900 XTX")."""
+    short = name
+    for word in ("AMD ", "Radeon ", "Instinct "):
+        short = short.replace(word, "")
+    return short.strip() or name
+
+
+def gpu_label(info: object) -> str:
+    """The one label of a GPU in every view (cards, legend, menus, processes, banner): its DRM card, as
+    /sys/class/drm and the kernel log name it, and its short name: "card1 · MI300X"."""
+    card = getattr(info, "card", "") or getattr(info, "pci", "") or "GPU"
+    name = str(getattr(info, "name", "") or "")
+    return f"{card} · {short_gpu_name(name)}" if name else card

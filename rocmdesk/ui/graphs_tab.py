@@ -26,7 +26,7 @@ from rocmdesk.telemetry.model import GpuInfo, GpuKind
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.feed import GpuEvent
-from rocmdesk.ui.formatting import GIB, c_to_unit, fmt_window, ordered_sensors
+from rocmdesk.ui.formatting import GIB, c_to_unit, fmt_window, gpu_label, ordered_sensors
 from rocmdesk.ui.graph_data import minmax_decimate, nearest_index, steps
 from rocmdesk.ui.settings import GRAPH_WINDOWS_S
 
@@ -271,8 +271,8 @@ class GraphsTab(QtWidgets.QWidget):
         self.gpu_combo.blockSignals(True)
         self.gpu_combo.clear()
         self.gpu_combo.addItem("All GPUs overlaid", "")
-        for i, info in enumerate(infos):
-            self.gpu_combo.addItem(f"GPU {i} · {info.name} ({info.pci})", info.pci)
+        for info in infos:
+            self.gpu_combo.addItem(f"{gpu_label(info)} ({info.pci})", info.pci)
         wanted = self.settings.graph_gpu if self.settings.graph_mode == "single" else ""
         index = max(0, self.gpu_combo.findData(wanted))
         self.gpu_combo.setCurrentIndex(index)
@@ -357,7 +357,7 @@ class GraphsTab(QtWidgets.QWidget):
         for info in infos:
             index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)
             color = theme.series_color(index)
-            tag = f"GPU {index}"
+            tag = gpu_label(info)
             for sensor in self._sensors_of(info.pci):
                 if single:
                     pen = pg.mkPen(theme.SENSOR_COLORS.get(sensor, pal.muted), width=1.5)
@@ -402,7 +402,7 @@ class GraphsTab(QtWidgets.QWidget):
         else:
             for info in infos:
                 index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)
-                entries.append((theme.series_color(index), f"GPU {index}"))
+                entries.append((theme.series_color(index), gpu_label(info)))
             sensors = sorted({s for i in infos for s in self._sensors_of(i.pci)},
                              key=lambda s: ordered_sensors([s, "junction", "edge", "mem"]).index(s))
             styles = {"junction": "——", "edge": "- -", "mem": "···"}

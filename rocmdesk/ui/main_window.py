@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from rocmdesk import __version__
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
-from rocmdesk.ui.formatting import fmt_age
+from rocmdesk.ui.formatting import fmt_age, gpu_label
 from rocmdesk.ui.tabs import available_tabs, load_factory
 from rocmdesk.ui.widgets import set_text
 
@@ -35,9 +35,15 @@ class Banner(QtWidgets.QFrame):
         self.icon = QtWidgets.QLabel("●", self)
         self.title = QtWidgets.QLabel("", self)
         self.title.setStyleSheet("font-weight: 600;")
+        # a long reason ("no AMD GPU found: /sys/class/drm does not exist (...); showing demo data — ...")
+        # wraps at word boundaries onto more lines instead of running under the buttons
         self.detail = QtWidgets.QLabel("", self)
-        self.detail.setWordWrap(False)
-        self.detail.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.detail.setWordWrap(True)
+        self.detail.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.detail.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.detail.setSizePolicy(policy)
         self.root_button = QtWidgets.QPushButton("Open root folder…", self)
         self.root_button.setAccessibleName("Open root folder")
         self.root_button.clicked.connect(self.open_root)
@@ -47,11 +53,11 @@ class Banner(QtWidgets.QFrame):
         row = QtWidgets.QHBoxLayout(self)
         row.setContentsMargins(14, 6, 14, 6)
         row.setSpacing(10)
-        row.addWidget(self.icon)
-        row.addWidget(self.title)
+        row.addWidget(self.icon, 0, QtCore.Qt.AlignmentFlag.AlignVCenter)
+        row.addWidget(self.title, 0, QtCore.Qt.AlignmentFlag.AlignVCenter)
         row.addWidget(self.detail, 1)
-        row.addWidget(self.root_button)
-        row.addWidget(self.snapshot_button)
+        row.addWidget(self.root_button, 0, QtCore.Qt.AlignmentFlag.AlignVCenter)
+        row.addWidget(self.snapshot_button, 0, QtCore.Qt.AlignmentFlag.AlignVCenter)
 
     def show_source(self, mode: str, reason: str) -> None:
         if mode == "live":
@@ -244,8 +250,8 @@ class MainWindow(QtWidgets.QMainWindow):
         all_action = self.gpu_menu.addAction("Show all GPUs")
         all_action.triggered.connect(lambda: self.set_selected_gpus([]))
         self.gpu_menu.addSeparator()
-        for i, info in enumerate(self.ctx.feed.gpus):
-            action = self.gpu_menu.addAction(f"GPU {i} · {info.name} ({info.pci})")
+        for info in self.ctx.feed.gpus:
+            action = self.gpu_menu.addAction(f"{gpu_label(info)} ({info.pci})")
             action.setCheckable(True)
             action.setChecked(not selected or info.pci in selected)
             action.toggled.connect(lambda on, pci=info.pci: self._toggle_gpu(pci, on))

@@ -26,6 +26,7 @@ from rocmdesk.ui.formatting import (
     fmt_temp,
     fmt_watts,
     fraction_level,
+    gpu_label,
     is_number,
     ordered_sensors,
     ratio,
@@ -143,7 +144,7 @@ class GpuCard(QtWidgets.QFrame):
         self.trend_at = -1e9
         self.setAccessibleName(f"GPU {info.name} at {info.pci}")
 
-        self.title = ElidedLabel(info.name, self)
+        self.title = ElidedLabel(gpu_label(info), self)
         self.title.setObjectName("cardTitle")
         self.subtitle = ElidedLabel("", self)
         self.subtitle.setObjectName("cardSubtitle")
@@ -248,8 +249,8 @@ class GpuCard(QtWidgets.QFrame):
 
     def set_info(self, info: GpuInfo) -> None:
         self.info = info
-        self.title.set_full_text(info.name)
-        parts = [p for p in (info.gfx_target, info.pci, info.card) if p]
+        self.title.set_full_text(gpu_label(info))
+        parts = [p for p in (info.gfx_target, info.pci) if p]
         if not info.on_amdgpu and info.driver:
             parts.append(f"driver: {info.driver} (not amdgpu)")
         self.subtitle.set_full_text(" · ".join(parts))

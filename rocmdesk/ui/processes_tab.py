@@ -8,7 +8,7 @@ from PySide6 import QtCore, QtWidgets
 
 from rocmdesk.telemetry.model import ProcessUse, Snapshot
 from rocmdesk.ui.context import AppContext
-from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, is_number
+from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, gpu_label, is_number
 
 COLUMNS = ("GPU", "PID", "Name", "VRAM", "GPU %", "Command line")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
@@ -175,9 +175,8 @@ class ProcessesTab(QtWidgets.QWidget):
                 self._show_empty("Waiting for the first sample…")
             return
         names = {}
-        for i, g in enumerate(snapshot.gpus):
-            short = g.info.name.replace("AMD ", "").replace("Radeon ", "").replace("Instinct ", "")
-            names[g.info.pci] = f"{i} · {g.info.card} · {short}"
+        for g in snapshot.gpus:
+            names[g.info.pci] = gpu_label(g.info)
         rows = list(snapshot.processes)
         self.model.set_rows(rows, names)
         total_vram = sum(p.vram_bytes for p in rows if is_number(p.vram_bytes))

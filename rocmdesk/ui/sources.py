@@ -17,6 +17,7 @@ from typing import Any
 from rocmdesk.host import CommandRunner, HostRoot, runner_for
 from rocmdesk.telemetry.backends.base import Backend, BackendError
 from rocmdesk.telemetry.model import Snapshot
+from rocmdesk.ui.formatting import gpu_label
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +79,28 @@ def root_source(root_dir: str, backend_name: str = "auto") -> Source:
     backend = make_backend(backend_name, root, runner)
     mode = "live" if root.is_live else "snapshot"
     if mode == "snapshot":
-        reason = f"Root folder {root.root}: {reason}"
+        reason = root_folder_reason(root.root, backend)
     return Source(mode, reason, root, runner, backend, backend.name)
+
+
+def root_folder_reason(where: str, backend: Backend) -> str:
+    """What the banner says about a root folder: read like a snapshot (files copied from some machine,
+    not this one's live state), with the GPUs the backend actually finds in it.
+
+    Counted from the backend's discovery, not from a bare vendor-file probe: dumps pad sysfs files
+    with NULs, which such a probe took for "no AMD GPU" on a folder holding one.
+    """
+    try:
+        infos = backend.discover()
+    except BackendError as exc:
+        return f"Root folder {where}, read like a snapshot (not this machine's live state): its GPUs " \
+               f"cannot be read ({exc})"
+    if not infos:
+        return f"Root folder {where}, read like a snapshot (not this machine's live state): no AMD GPU found in it"
+    count = f"{len(infos)} AMD GPU" + ("s" if len(infos) != 1 else "")
+    return (f"Root folder {where}, read like a snapshot (not this machine's live state): {count} — "
+            + ", ".join(gpu_label(i) for i in infos))
+
 
 
 def bundle_source(path: str, backend_name: str = "auto") -> Source:

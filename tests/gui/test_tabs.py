@@ -54,7 +54,7 @@ def test_readout_shows_na_where_a_gpu_was_missing(qtbot, open_window, manual_fac
     graphs = session.window.tab_widgets["graphs"]
     text = graphs.show_readout("power", session.feed.last_snapshot.timestamp)
     lines = dict(line.split(": ", 1) for line in text.splitlines()[1:])
-    assert lines["GPU 0 power"].endswith(" W") and lines["GPU 1 power"] == "N/A"
+    assert lines["card0 · RX 7900 XTX power"].endswith(" W") and lines["card1 · RX 7900 XTX power"] == "N/A"
 
 
 def test_single_gpu_mode_and_user_zoom(qtbot, open_window, manual_factory):

@@ -82,7 +82,7 @@ def test_graphs_receive_new_samples_and_redraw(qtbot, open_window, manual_factor
     # crosshair read-out names each GPU with its value
     t = float(session.feed.last_snapshot.timestamp)
     text = graphs.show_readout("busy", t)
-    assert "GPU 0 busy:" in text and "GPU 1 busy:" in text and " %" in text
+    assert "card0 · RX 7900 XTX busy:" in text and "card1 · RX 7900 XTX busy:" in text and " %" in text
 
 
 def test_not_available_values_render_as_na_with_reason(qtbot, open_window, manual_factory):
