@@ -8,22 +8,7 @@
 # Arguments are passed to rocmdesk: bash scripts/run.sh --demo
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-
-QT_RUNTIME=(libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libxcb-cursor0
-  libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 libxcb-image0)
-
-apt_install() {
-  local missing=()
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
-}
+. scripts/lib.sh
 
 version="$(sed -n 's/^__version__ = "\(.*\)"/\1/p' rocmdesk/__init__.py)"
 
