@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -29,24 +30,23 @@ def parse_size(text: str) -> tuple[int, int]:
     return width, height
 
 
-def parse_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seconds must be a number, got {text!r}") from None
-    if not 0 <= value <= 3600:
-        raise argparse.ArgumentTypeError("seconds must be between 0 and 3600")
-    return value
+def _number_between(what: str, low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a number from ``low`` to ``high``, or a message naming ``what`` was wrong."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be between {low:g} and {high:g}")
+        return value
+
+    return parse
 
 
-def parse_scale(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"scale must be a number, got {text!r}") from None
-    if not 0.5 <= value <= 4:
-        raise argparse.ArgumentTypeError("scale must be between 0.5 and 4")
-    return value
+parse_seconds = _number_between("seconds", 0, 3600)
+parse_scale = _number_between("scale", 0.5, 4)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
