@@ -107,6 +107,17 @@ def _status_line(facts: HostFacts, key: str) -> Evidence | None:
     return None
 
 
+def _denied_evidence(facts: HostFacts, denied: list[_Denied], status_key: str) -> list[Evidence]:
+    """Each denied node's evidence (once), then the /proc/self/status line that shows the user's side."""
+    ev: list[Evidence] = []
+    for item in denied:
+        ev.extend(e for e in _node_evidence(facts, item) if e not in ev)
+    status = _status_line(facts, status_key)
+    if status:
+        ev.append(status)
+    return ev
+
+
 @check("user-not-in-render-group", AREA)
 def user_not_in_render_group(ctx):
     access = _analyse(ctx)
@@ -115,12 +126,7 @@ def user_not_in_render_group(ctx):
     facts: HostFacts = ctx.facts
     if not access.not_configured:
         return Passed(f"{access.user_name} is configured in the groups of /dev/kfd and the render nodes")
-    ev: list[Evidence] = []
-    for denied in access.not_configured:
-        ev.extend(e for e in _node_evidence(facts, denied) if e not in ev)
-    uid_line = _status_line(facts, "Uid")
-    if uid_line:
-        ev.append(uid_line)
+    ev = _denied_evidence(facts, access.not_configured, "Uid")
     no_group_rw = [d for d in access.not_configured if not d.group_rw]
     if no_group_rw:
         paths = ", ".join(d.node.path for d in no_group_rw)
@@ -179,12 +185,7 @@ def group_not_active_in_session(ctx):
     facts: HostFacts = ctx.facts
     if not access.not_in_session:
         return Passed("every configured device group is active in this session")
-    ev: list[Evidence] = []
-    for denied in access.not_in_session:
-        ev.extend(e for e in _node_evidence(facts, denied) if e not in ev)
-    groups_line = _status_line(facts, "Groups")
-    if groups_line:
-        ev.append(groups_line)
+    ev = _denied_evidence(facts, access.not_in_session, "Groups")
     names = sorted({d.group or str(d.node.gid) for d in access.not_in_session})
     return Failed(evidence=ev, subject=access.user_name,
                   details=f"{access.user_name} is a member of {', '.join(names)} in /etc/group, "
