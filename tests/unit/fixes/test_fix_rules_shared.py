@@ -132,13 +132,19 @@ def test_generator_choice_is_the_same_on_both_sides(tmp_path, images, chosen):
     assert added["ok"] and added["changes"][0]["path"] == config
 
 
-def test_mkinitcpio_preset_image_confirms_it(tmp_path):
+def mkinitcpio_beside_dracut(tmp_path):
+    """A mkinitcpio host that has dracut installed too, and an empty /etc/mkinitcpio.d."""
     host = build_host(tmp_path / "root", generator="mkinitcpio")
     dracut = host / "usr/bin/dracut"
     dracut.write_text("#!/bin/sh\n")
     os.chmod(dracut, 0o755)
     (host / "etc/dracut.conf.d").mkdir(mode=0o755)
     (host / "etc/mkinitcpio.d").mkdir(mode=0o755)
+    return host
+
+
+def test_mkinitcpio_preset_image_confirms_it(tmp_path):
+    host = mkinitcpio_beside_dracut(tmp_path)
     preset = 'PRESETS=(default)\ndefault_image="/boot/initramfs-linux.img"\n'
     (host / "etc/mkinitcpio.d/linux.preset").write_text(preset)
     (host / "boot").mkdir()
@@ -166,12 +172,7 @@ def test_unblacklist_is_one_click_only_when_the_generator_is_known(tmp_path, ima
 
 
 def test_preset_image_outside_boot_falls_back_to_the_preset_name_on_both_sides(tmp_path):
-    host = build_host(tmp_path / "root", generator="mkinitcpio")
-    dracut = host / "usr/bin/dracut"
-    dracut.write_text("#!/bin/sh\n")
-    os.chmod(dracut, 0o755)
-    (host / "etc/dracut.conf.d").mkdir(mode=0o755)
-    (host / "etc/mkinitcpio.d").mkdir(mode=0o755)
+    host = mkinitcpio_beside_dracut(tmp_path)
     (host / "etc/mkinitcpio.d/linux-lts.preset").write_text('default_image="/efi/EFI/linux/lts.img"\n')
     (host / "efi/EFI/linux").mkdir(parents=True)
     (host / "efi/EFI/linux/lts.img").write_bytes(b"x")
