@@ -123,6 +123,22 @@ def test_dialog_applies_several_actions_in_order(qtbot, rig):
     assert H.parse_profiles(table)[1] == 5
 
 
+class _StandInDialog(QtCore.QObject):
+    """What open_fix_for_request returns, minus the dialog: records each open() in ``opened``."""
+
+    applied = QtCore.Signal(object)
+
+    def __init__(self, opened: list[_StandInDialog]) -> None:
+        super().__init__()
+        self._opened = opened
+
+    def setAttribute(self, *_a):
+        pass
+
+    def open(self):
+        self._opened.append(self)
+
+
 class _Feed(QtCore.QObject):
     gpus_changed = QtCore.Signal(object)
 
@@ -234,18 +250,8 @@ def test_fix_handler_connects_the_diagnosis_tab(qtbot, monkeypatch):
     window = QtWidgets.QMainWindow()
     qtbot.addWidget(window)
     window.tab_widgets = {"diagnosis": Diagnosis()}
-    opened = []
-
-    class Dummy(QtCore.QObject):
-        applied = QtCore.Signal(object)
-
-        def setAttribute(self, *_a):
-            pass
-
-        def open(self):
-            opened.append(self)
-
-    monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent: Dummy())
+    opened: list[_StandInDialog] = []
+    monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent: _StandInDialog(opened))
     assert fix_dialog.install_fix_handler(window)
     assert fix_dialog.install_fix_handler(window), "idempotent"
     finding = Finding("xorg-driver-conflict", Severity.ERROR, "t", "e",
@@ -304,18 +310,9 @@ def test_real_window_routes_diagnosis_fixes_to_the_dialog(qtbot, rig, monkeypatc
     try:
         assert "diagnosis" in window.tab_widgets and "tuning" in window.tab_widgets
         qtbot.waitUntil(lambda: bool(window.property("rocmdeskFixHandler")), timeout=5000)
-        opened, rechecked = [], []
-
-        class Dummy(QtCore.QObject):
-            applied = QtCore.Signal(object)
-
-            def setAttribute(self, *_a):
-                pass
-
-            def open(self):
-                opened.append(self)
-
-        monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent: Dummy())
+        opened: list[_StandInDialog] = []
+        rechecked: list = []
+        monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent: _StandInDialog(opened))
         diagnosis = window.tab_widgets["diagnosis"]
         monkeypatch.setattr(diagnosis, "recheck", rechecked.append)
         finding = Finding("amdgpu-blacklisted", Severity.ERROR, "t", "e", fix=Fix(
