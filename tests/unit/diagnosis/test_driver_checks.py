@@ -10,6 +10,7 @@ import pytest
 from rocmdesk.diagnosis.model import Severity, Status
 from rocmdesk.host import HostReadError, HostRoot, ReadFailure, RecordedRunner
 from tests.support import scenarios as sc
+from tests.support.host_faults import deny_reads
 
 
 @pytest.fixture
@@ -215,14 +216,8 @@ def test_secure_boot_without_dkms_passes(root):
 def test_secure_boot_unreadable_efivar_skips(root, monkeypatch):
     sc.install_dkms_amdgpu(root)
     sc.unload_amdgpu(root)
-    real = HostRoot.read_bytes
-
-    def deny(self, path, max_bytes=1 << 20):
-        if "SecureBoot" in str(path):
-            raise HostReadError(ReadFailure.PERMISSION, str(path))
-        return real(self, path, max_bytes)
-
-    monkeypatch.setattr(HostRoot, "read_bytes", deny)
+    deny_reads(monkeypatch, "read_bytes", lambda path: "SecureBoot" in path,
+               lambda path: HostReadError(ReadFailure.PERMISSION, path))
     result = sc.run_check(root, "secure-boot-blocks-dkms")
     assert result.status is Status.SKIP and "permission denied" in result.reason
 

@@ -14,6 +14,7 @@ from rocmdesk.diagnosis.context import DiagnosisContext
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from rocmdesk.host import HostRoot
+from tests.support.host_faults import deny_reads
 from tests.support.initramfs_images import (
     DKMS,
     IN_TREE,
@@ -318,14 +319,8 @@ def test_identical_modprobe_and_unrelated_changes_pass(tmp_path):
 
 def test_unreadable_live_module_is_not_a_crash(tmp_path, monkeypatch):
     make_root(tmp_path, "initramfs-tools")
-    real = HostRoot.read_bytes
-
-    def deny(self, path, max_bytes=1 << 20):
-        if "amdgpu.ko" in str(path):
-            raise PermissionError(13, "Permission denied")
-        return real(self, path, max_bytes)
-
-    monkeypatch.setattr(HostRoot, "read_bytes", deny)
+    deny_reads(monkeypatch, "read_bytes", lambda path: "amdgpu.ko" in path,
+               lambda _path: PermissionError(13, "Permission denied"))
     assert run(STALE, tmp_path).status is Status.PASS  # path matches; bytes unknown: nothing to claim
 
 

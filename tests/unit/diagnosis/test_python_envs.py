@@ -8,6 +8,7 @@ import pytest
 
 from rocmdesk.diagnosis import python_envs as pe
 from rocmdesk.host import HostRoot
+from tests.support.host_faults import deny_reads
 from tests.support.python_envs import (
     VERSION_PY_ANNOTATED,
     VERSION_PY_OLD,
@@ -85,14 +86,7 @@ def test_missing_or_unreadable_version_py_falls_back_to_tag(tmp_path, monkeypatc
     env = pe.read_env(HostRoot(tmp_path), "/v", "venv", "test")
     assert env.torch.build == "rocm" and "no such file" in env.torch.version_py_problem
     make_venv(tmp_path, "w", "cuda")
-    real = HostRoot.read_text
-
-    def deny(self, path, max_bytes=1 << 20):
-        if str(path).endswith("version.py"):
-            raise pe.HostReadError.from_oserror(PermissionError(13, "denied"), str(path))
-        return real(self, path, max_bytes)
-
-    monkeypatch.setattr(HostRoot, "read_text", deny)
+    deny_reads(monkeypatch, "read_text", lambda path: path.endswith("version.py"))
     env = pe.read_env(HostRoot(tmp_path), "/w", "venv", "test")
     assert env.torch.build == "cuda" and "permission denied" in env.torch.version_py_problem
     assert env.torch.decided_by == "version tag +cu121"

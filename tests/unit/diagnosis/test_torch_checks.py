@@ -11,6 +11,7 @@ from rocmdesk.diagnosis.context import DiagnosisContext
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from rocmdesk.host import HostRoot
+from tests.support.host_faults import deny_reads
 from tests.support.python_envs import CRYSTOOLS_REQUIREMENTS, dist_info, make_comfyui, make_venv, site_of, write
 
 MISMATCH = "torch-wheel-mismatch"
@@ -194,14 +195,7 @@ def test_pyproject_dependencies_with_lines(tmp_path):
 def test_garbage_pyproject_and_unreadable_requirements(tmp_path, monkeypatch):
     result = pinned(tmp_path, None, "[project\ndependencies = [torch>=9")
     assert result.status is Status.PASS
-    real = HostRoot.read_text
-
-    def deny(self, path, max_bytes=1 << 20):
-        if str(path).endswith("requirements.txt"):
-            raise pt.HostReadError.from_oserror(PermissionError(13, "denied"), str(path))
-        return real(self, path, max_bytes)
-
-    monkeypatch.setattr(HostRoot, "read_text", deny)
+    deny_reads(monkeypatch, "read_text", lambda path: path.endswith("requirements.txt"))
     other = tmp_path / "b"
     assert pinned(other, "torch>=2.6\n").status is Status.PASS  # unreadable: nothing proven
 
