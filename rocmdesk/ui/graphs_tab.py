@@ -12,6 +12,7 @@ Cheap by construction (the window must cost ~1 % of a core at 1 Hz with 8 GPUs):
 from __future__ import annotations
 
 import csv
+import html
 import logging
 import math
 import os
@@ -134,6 +135,7 @@ class GraphsTab(QtWidgets.QWidget):
         self._x_range: tuple[float, float] = (0.0, 1.0)
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self._setting_range = False
+        self._syncing_x = False
         self._gpu_signature: tuple = ()
         self.known: dict[str, GpuInfo] = {}
         self._sensors: dict[str, set[str]] = {}
@@ -169,8 +171,9 @@ class GraphsTab(QtWidgets.QWidget):
                 ax.setPen(pg.mkPen(pal.border))
                 ax.setTextPen(pg.mkPen(pal.muted))
             plot.getAxis("left").setWidth(48)
-            if i:
-                plot.setXLink(self.plots["temp"])
+            # linked by value, not with setXLink: pyqtgraph aligns views that overlap on screen by pixel
+            # (same seconds per pixel), so a plot one pixel narrower showed a range seconds shorter
+            vb.sigXRangeChanged.connect(self._sync_x)
             self.plots[name] = plot
         grid = self.view.ci.layout
         for col in (0, 1):
@@ -178,6 +181,10 @@ class GraphsTab(QtWidgets.QWidget):
             grid.setColumnPreferredWidth(col, 10)
         for row in (0, 1):
             grid.setRowStretchFactor(row, 1)
+        # stretch factors alone left the two columns ~100 px apart (the grid shares out slack by size
+        # hints), so the linked time axes spread the same range over different widths and their ticks
+        # fell at different places; equal fixed widths, recomputed on resize, keep all four aligned
+        self.view.installEventFilter(self)
         self.plots["busy"].setYRange(0, 100, padding=0.02)
         self._y_ranges["busy"] = (0, 100)
 
@@ -213,13 +220,42 @@ class GraphsTab(QtWidgets.QWidget):
         for event in feed.events:
             self._on_event(event)
 
+    def _sync_x(self, source: pg.ViewBox, x_range: tuple[float, float]) -> None:
+        """Give every plot the time range one of them just got (pan, zoom or follow)."""
+        if self._syncing_x:
+            return
+        self._syncing_x = True
+        try:
+            lo, hi = (float(v) for v in x_range)
+            for plot in self.plots.values():
+                vb = plot.getViewBox()
+                if vb is not source and tuple(vb.viewRange()[0]) != (lo, hi):
+                    vb.setXRange(lo, hi, padding=0)
+        finally:
+            self._syncing_x = False
+
+    def eventFilter(self, obj: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if obj is self.view and event.type() == QtCore.QEvent.Type.Resize:
+            self._equal_columns(event.size().width())
+        return super().eventFilter(obj, event)
+
+    def _equal_columns(self, width: int) -> None:
+        layout = self.view.ci.layout
+        left, _top, right, _bottom = layout.getContentsMargins()
+        column = max(100.0, math.floor((width - left - right - max(0.0, layout.horizontalSpacing())) / 2.0))
+        for col in (0, 1):
+            layout.setColumnFixedWidth(col, column)
+
     # -- controls ------------------------------------------------------------------------------------
     def _build_controls(self) -> None:
         self.controls = QtWidgets.QFrame(self)
         self.controls.setObjectName("graphControls")
-        row = QtWidgets.QHBoxLayout(self.controls)
-        row.setContentsMargins(12, 6, 12, 6)
+        outer = QtWidgets.QVBoxLayout(self.controls)
+        outer.setContentsMargins(12, 6, 12, 6)
+        outer.setSpacing(4)
+        row = QtWidgets.QHBoxLayout()
         row.setSpacing(8)
+        outer.addLayout(row)
 
         self.gpu_combo = QtWidgets.QComboBox(self.controls)
         self.gpu_combo.setAccessibleName("GPUs shown in the graphs")
@@ -251,11 +287,17 @@ class GraphsTab(QtWidgets.QWidget):
         self.export_button.setAccessibleName("Export visible history to CSV")
         self.export_button.clicked.connect(self._export_dialog)
 
-        self.legend = QtWidgets.QWidget(self.controls)
-        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
-        self.legend_layout = QtWidgets.QHBoxLayout(self.legend)
-        self.legend_layout.setContentsMargins(8, 0, 0, 0)
-        self.legend_layout.setSpacing(12)
+        # the legend has a row of its own and wraps between entries: eight "card1 · MI300X" entries
+        # and the line-style key do not fit next to the controls at 1280 px (they were cut off there)
+        self.legend = QtWidgets.QLabel(self.controls)
+        self.legend.setObjectName("legendItem")
+        self.legend.setAccessibleName("Graph legend")
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.legend.setSizePolicy(policy)
+        self.legend_entries: list[str] = []
 
         shown = QtWidgets.QLabel("Show", self.controls)
         shown.setBuddy(self.gpu_combo)
@@ -264,8 +306,9 @@ class GraphsTab(QtWidgets.QWidget):
         row.addWidget(self.window_combo)
         row.addWidget(self.pause_button)
         row.addWidget(self.live_button)
-        row.addWidget(self.legend, 1)
+        row.addStretch(1)
         row.addWidget(self.export_button)
+        outer.addWidget(self.legend)
 
     def _fill_gpu_combo(self, infos: list[GpuInfo]) -> None:
         self.gpu_combo.blockSignals(True)
@@ -388,10 +431,6 @@ class GraphsTab(QtWidgets.QWidget):
         self.curves.append(Curve(item, plot, pci, key, label, step=step, scale=scale, temp=temp))
 
     def _rebuild_legend(self, infos: list[GpuInfo], single: bool) -> None:
-        while self.legend_layout.count():
-            item = self.legend_layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
         pal = theme.current()
         entries: list[tuple[str, str]] = []
         all_infos = list(self.known.values())
@@ -409,16 +448,16 @@ class GraphsTab(QtWidgets.QWidget):
             key_text = "   ".join(f"{styles.get(s, '—')} {s}" for s in sensors)
             if key_text:
                 entries.append((None, key_text + "   - - cap / total"))
+        self.legend_entries = [text for _color, text in entries]
+        parts = []
         for color, text in entries:
-            label = QtWidgets.QLabel(self.legend)
-            label.setObjectName("legendItem")
+            shown = html.escape(text).replace(" ", "&nbsp;")  # wrap between entries, never inside one
             if color is None:
-                label.setText(text)
-                label.setStyleSheet(f"color: {pal.muted};")
+                parts.append(f"<span style='color:{pal.muted}'>{shown}</span>")
             else:
-                label.setText(f"<span style='color:{color}; font-size:14pt'>■</span> {text}")
-            self.legend_layout.addWidget(label)
-        self.legend_layout.addStretch(1)
+                parts.append(f"<span style='color:{color}; font-size:13pt'>■</span>&nbsp;{shown}")
+        self.legend.setText("&nbsp;&nbsp; ".join(parts))
+        self.legend.setVisible(bool(parts))
 
     def apply_theme(self) -> None:
         """Re-colour after a theme change (curves are rebuilt with the new palette)."""

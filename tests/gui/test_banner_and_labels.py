@@ -4,6 +4,7 @@ names a GPU the same way."""
 from __future__ import annotations
 
 import pytest
+from PySide6 import QtGui
 
 from rocmdesk.ui.formatting import gpu_label, short_gpu_name
 from tests.gui.conftest import demo_small, make_info
@@ -82,15 +83,9 @@ def test_same_gpu_label_in_overview_graphs_menu_and_processes(qtbot, open_window
     graphs = window.tab_widgets["graphs"]
     window.show_tab("graphs")
     qtbot.waitUntil(lambda: len(graphs.curves) > 0, timeout=5000)
-    legend_texts = []
-    for k in range(graphs.legend_layout.count()):
-        w = graphs.legend_layout.itemAt(k).widget()
-        if w is not None and hasattr(w, "text"):
-            legend_texts.append(w.text())
-    joined = " ".join(legend_texts)
-    for label in labels:
-        assert label in joined
-    assert "GPU 0" not in joined
+    assert graphs.legend_entries[:8] == labels
+    shown = graphs.legend.text().replace("&nbsp;", " ")
+    assert all(label in shown for label in labels) and "GPU 0" not in shown
     combo = [graphs.gpu_combo.itemText(k) for k in range(graphs.gpu_combo.count())]
     assert all(any(t.startswith(label) for t in combo) for label in labels)
     window._fill_gpu_menu()
@@ -100,3 +95,22 @@ def test_same_gpu_label_in_overview_graphs_menu_and_processes(qtbot, open_window
     window.show_tab("processes")
     qtbot.waitUntil(lambda: bool(processes.model.gpu_names), timeout=5000)
     assert set(processes.model.gpu_names.values()) == set(labels)
+
+
+@pytest.mark.parametrize("width", [900, 1280, 1920])
+def test_graph_legend_wraps_between_entries_and_is_never_cut(qtbot, open_window, width):
+    session = open_window(demo_small(preroll_s=30), size=(width, 800))
+    window = session.window
+    window.show_tab("graphs")
+    graphs = window.tab_widgets["graphs"]
+    qtbot.waitUntil(lambda: len(graphs.legend_entries) == 9, timeout=8000)
+    qtbot.wait(50)
+    legend = graphs.legend
+    doc = QtGui.QTextDocument()
+    doc.setDefaultFont(legend.font())
+    doc.setDocumentMargin(0)
+    doc.setHtml(legend.text())
+    doc.setTextWidth(legend.contentsRect().width())
+    assert doc.size().height() <= legend.height() + 2  # every line of the legend is on screen
+    assert legend.geometry().right() <= graphs.controls.width()
+    assert "junction" in doc.toPlainText()
