@@ -38,8 +38,13 @@ class Evidence:
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "text": self.text}
 
+    @property
+    def where(self) -> str:
+        """``path:line``, ``path``, or "" when the evidence is a bare value."""
+        return f"{self.path}:{self.line}" if self.path and self.line else (self.path or "")
+
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.path and self.line else (self.path or "")
+        where = self.where
         return f"{where}: {self.text}" if where else self.text
 
     @classmethod

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rocmdesk.diagnosis.model import Evidence
+
 
 @dataclass(frozen=True, slots=True)
 class EvidenceItem:
@@ -26,17 +28,10 @@ class FindingView:
     fix_steps: tuple[str, ...]  # empty: nothing to show under a fix heading
 
 
-def evidence_where(evidence: dict[str, Any]) -> str:
-    where = evidence.get("path") or ""
-    if where and evidence.get("line"):
-        where = f"{where}:{evidence['line']}"
-    return where
-
-
 def finding_view(finding: dict[str, Any]) -> FindingView:
     explanation = (finding.get("explanation") or "").strip()
     paragraphs = tuple(p.strip() for p in explanation.split("\n\n") if p.strip())
-    evidence = tuple(EvidenceItem(evidence_where(ev), ev.get("text")) for ev in finding.get("evidence") or [])
+    evidence = tuple(EvidenceItem(Evidence.from_json(ev).where, ev.get("text")) for ev in finding.get("evidence") or [])
     fix = finding.get("fix") or {}
     heading = "Fix (needs administrator rights)" if fix.get("privileged") else "Fix"
     return FindingView(paragraphs, evidence, heading, tuple(fix.get("steps") or ()))
