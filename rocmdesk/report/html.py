@@ -9,10 +9,11 @@ from __future__ import annotations
 import base64
 import html
 import time
+from collections.abc import Callable
 
 from rocmdesk.report.charts import history_charts
 from rocmdesk.report.data import ReportData, human_bytes, window_text
-from rocmdesk.report.finding_view import finding_view
+from rocmdesk.report.finding_view import FindingView, finding_view
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#1b1b1b}
@@ -42,6 +43,20 @@ def _table(header: list[str], rows: list[list[object]], classes: list[str] | Non
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def finding_body(view: FindingView, code: Callable[[str], str], where: Callable[[str], str]) -> list[str]:
+    """A finding's paragraphs, evidence and fix steps as HTML. ``code`` and ``where`` mark up text that is
+    already escaped: this file and the Report tab's Qt rich text style them differently."""
+    parts = [f"<p>{_e(paragraph)}</p>" for paragraph in view.paragraphs]
+    if view.evidence:
+        items = "".join(f"<li>{where(_e(ev.where)) if ev.where else ''}{code(_e(ev.text))}</li>"
+                        for ev in view.evidence)
+        parts.append(f"<p><b>Evidence</b></p><ul>{items}</ul>")
+    if view.fix_steps:
+        steps = "".join(f"<li>{_e(s)}</li>" for s in view.fix_steps)
+        parts.append(f"<p><b>{_e(view.fix_heading)}</b></p><ol>{steps}</ol>")
+    return parts
+
+
 def render_html(report: ReportData, chart_width: int = 960) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(report.created))
     parts = [
@@ -68,17 +83,8 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
         subject = f" — {_e(f['subject'])}" if f.get("subject") else ""
         parts.append(f'<div class="finding {_e(sev)}"><div class="sev">{_e(sev)}</div>'
                      f"<h3>{_e(f.get('title'))}{subject} <code>{_e(f.get('id'))}</code></h3>")
-        view = finding_view(f)
-        parts.extend(f"<p>{_e(paragraph)}</p>" for paragraph in view.paragraphs)
-        if view.evidence:
-            items = []
-            for ev in view.evidence:
-                prefix = f"<code>{_e(ev.where)}</code>: " if ev.where else ""
-                items.append(f"<li>{prefix}<code>{_e(ev.text)}</code></li>")
-            parts.append(f"<p><b>Evidence</b></p><ul>{''.join(items)}</ul>")
-        if view.fix_steps:
-            steps = "".join(f"<li>{_e(s)}</li>" for s in view.fix_steps)
-            parts.append(f"<p><b>{_e(view.fix_heading)}</b></p><ol>{steps}</ol>")
+        parts += finding_body(finding_view(f), code=lambda text: f"<code>{text}</code>",
+                              where=lambda text: f"<code>{text}</code>: ")
         parts.append("</div>")
     if report.checks:
         status_class = {"pass": "pass", "fail": "fail", "skip": "skip", "error": "errorstatus"}

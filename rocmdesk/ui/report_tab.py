@@ -427,6 +427,7 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
     """The report for the tab: findings as cards first, then system, GPUs, graphs, processes, checks."""
     from rocmdesk.report.data import human_bytes, window_text
     from rocmdesk.report.finding_view import finding_view
+    from rocmdesk.report.html import finding_body
 
     code = f'style="font-family: monospace; background-color: {pal.surface_alt}"'
     parts = [f'<body style="color: {pal.text}">']
@@ -439,17 +440,8 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
         subject = f" — {_e(f['subject'])}" if f.get("subject") else ""
         body = [f'<span style="color: {color}; font-weight: 600">{_e(sev.upper())}</span>&nbsp;&nbsp;'
                 f'<b>{_e(f.get("title"))}{subject}</b>&nbsp;&nbsp;<span {code}>{_e(f.get("id"))}</span>']
-        view = finding_view(f)
-        body.extend(f"<p>{_e(paragraph)}</p>" for paragraph in view.paragraphs)
-        if view.evidence:
-            items = []
-            for ev in view.evidence:
-                prefix = f'<span style="color: {pal.muted}">{_e(ev.where)}</span>&nbsp; ' if ev.where else ""
-                items.append(f"<li>{prefix}<span {code}>{_e(ev.text)}</span></li>")
-            body.append(f"<p><b>Evidence</b></p><ul>{''.join(items)}</ul>")
-        if view.fix_steps:
-            steps = "".join(f"<li>{_e(s)}</li>" for s in view.fix_steps)
-            body.append(f"<p><b>{_e(view.fix_heading)}</b></p><ol>{steps}</ol>")
+        body += finding_body(finding_view(f), code=lambda text: f"<span {code}>{text}</span>",
+                             where=lambda text: f'<span style="color: {pal.muted}">{text}</span>&nbsp; ')
         parts.append(f'<table width="100%" cellspacing="0" cellpadding="8" style="margin-bottom: 8px">'
                      f'<tr><td width="5" bgcolor="{color}"></td><td bgcolor="{pal.surface_alt}">'
                      f"{''.join(body)}</td></tr></table>")
