@@ -22,3 +22,14 @@ def test_user_level_fix_and_missing_parts() -> None:
     empty = finding_view({"explanation": None, "evidence": None, "fix": None})
     assert empty == FindingView((), (), "Fix", ())
     assert finding_view({"fix": {"privileged": True}}).fix_steps == ()
+
+
+def test_finding_body_escapes_before_the_renderer_marks_up() -> None:
+    from rocmdesk.report.html import finding_body
+
+    view = finding_view({"explanation": "a < b", "evidence": [{"path": "/x&y", "line": 2, "text": "<t>"},
+                                                               {"text": None}],
+                         "fix": {"privileged": True, "steps": ["run <it>"]}})
+    body = "".join(finding_body(view, code=lambda t: f"[{t}]", where=lambda t: f"({t}) "))
+    assert body == ("<p>a &lt; b</p><p><b>Evidence</b></p><ul><li>(/x&amp;y:2) [&lt;t&gt;]</li><li>[n/a]</li></ul>"
+                    "<p><b>Fix (needs administrator rights)</b></p><ol><li>run &lt;it&gt;</li></ol>")
