@@ -44,6 +44,7 @@ from rocmdesk.ui.widgets import (
 )
 
 DEFAULT_SENSORS = ("junction", "edge", "mem")
+CARD_RADIUS = 10
 TREND_S = 300.0
 TREND_POINTS = 150
 
@@ -204,9 +205,19 @@ class GpuCard(QtWidgets.QFrame):
         self.set_info(info)
         self._ensure_temps(DEFAULT_SENSORS)
 
-    def paintEvent(self, _event) -> None:
-        """The card's rounded box, painted directly (the style-sheet version costs more per repaint)."""
+    def paintEvent(self, event) -> None:
+        """The card's rounded box, painted directly (the style-sheet version costs more per repaint).
+
+        Most repaints are the small regions behind changed values, well inside the box: those get a
+        plain fill (an antialiased rounded-rect path is rasterised whole, however small the clip).
+        """
         pal = theme.current()
+        inner = self.rect().adjusted(CARD_RADIUS, CARD_RADIUS, -CARD_RADIUS, -CARD_RADIUS)
+        if inner.contains(event.region().boundingRect()):
+            p = QtGui.QPainter(self)
+            for rect in event.region():
+                p.fillRect(rect, QtGui.QColor(pal.surface))
+            return
         border = {"stale": pal.warm, "gone": pal.critical}.get(self.state, pal.border)
         p = QtGui.QPainter(self)
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
@@ -215,7 +226,7 @@ class GpuCard(QtWidgets.QFrame):
             pen.setStyle(QtCore.Qt.PenStyle.DashLine)
         p.setPen(pen)
         p.setBrush(QtGui.QColor(pal.surface))
-        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 10, 10)
+        p.drawRoundedRect(QtCore.QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), CARD_RADIUS, CARD_RADIUS)
 
     # -- structure -------------------------------------------------------------------------------
     def _relayout(self, columns: int) -> None:
@@ -298,7 +309,7 @@ class GpuCard(QtWidgets.QFrame):
         caption = (f"LAST 5 MIN · <span style='color:{busy_color}'>■</span> BUSY "
                    f"<span style='color:{power_color}'>━</span> POWER / CAP")
         set_text(self.trend_caption, caption)
-        self.trend.set_series(busy / 100.0, power_frac, busy_color, power_color, pal.grid)
+        self.trend.set_series(busy / 100.0, power_frac, busy_color, power_color, pal.grid, background=pal.surface)
 
     def update_sample(self, s: GpuSample) -> None:
         self.sample = s

@@ -160,6 +160,9 @@ def fix_label_width(label: QtWidgets.QLabel, widest: str, bold: bool = True) -> 
     label.setFixedSize(fm.horizontalAdvance(widest) + 4, fm.height())
 
 
+AREA_ALPHA = 70
+
+
 class Sparkline(QtWidgets.QWidget):
     """Recent history of one or two series (0..1 each) as a filled area and a line.
 
@@ -174,6 +177,7 @@ class Sparkline(QtWidgets.QWidget):
         self._area_color = QtGui.QColor("#3b82f6")
         self._line_color = QtGui.QColor("#e8484f")
         self._grid = QtGui.QColor("#e5e7eb")
+        self._background: QtGui.QColor | None = None
         self._polys: tuple[list[QtGui.QPolygonF], list[QtGui.QPolygonF], list[QtGui.QPolygonF]] | None = None
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
         self.setMinimumHeight(28)
@@ -181,15 +185,33 @@ class Sparkline(QtWidgets.QWidget):
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(200, 60)
 
-    def set_series(self, area, line, area_color: str, line_color: str, grid: str) -> None:
-        """``area``/``line``: sequences of fractions 0..1 (NaN = gap), oldest first, evenly spaced."""
+    def set_series(self, area, line, area_color: str, line_color: str, grid: str,
+                   background: str | None = None) -> None:
+        """``area``/``line``: sequences of fractions 0..1 (NaN = gap), oldest first, evenly spaced.
+
+        With ``background`` (the colour behind the widget) it paints opaquely: the parent is not
+        repainted under it and the area is filled with a pre-blended solid colour (no per-pixel blend).
+        """
         self._area = None if area is None else np.asarray(area, dtype=np.float64)
         self._line = None if line is None else np.asarray(line, dtype=np.float64)
         self._area_color = QtGui.QColor(area_color)
         self._line_color = QtGui.QColor(line_color)
         self._grid = QtGui.QColor(grid)
+        self._background = None if background is None else QtGui.QColor(background)
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, self._background is not None)
         self._polys = None
         self.update()
+
+    def fill_color(self) -> QtGui.QColor:
+        """The area's fill: the line colour at ~27 % over the background (blended once, here)."""
+        fill = QtGui.QColor(self._area_color)
+        if self._background is None:
+            fill.setAlpha(AREA_ALPHA)
+            return fill
+        a = AREA_ALPHA / 255.0
+        bg = self._background
+        return QtGui.QColor(round(fill.red() * a + bg.red() * (1 - a)), round(fill.green() * a + bg.green() * (1 - a)),
+                            round(fill.blue() * a + bg.blue() * (1 - a)))
 
     def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -233,21 +255,22 @@ class Sparkline(QtWidgets.QWidget):
     def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
         p = QtGui.QPainter(self)
         rect = self._plot_rect()
-        p.setPen(QtGui.QPen(self._grid, 1))
-        for frac in (0.0, 0.5, 1.0):
-            y = rect.bottom() - frac * rect.height()
-            p.drawLine(QtCore.QPointF(rect.left(), y), QtCore.QPointF(rect.right(), y))
+        if self._background is not None:
+            p.fillRect(self.rect(), self._background)
         if self._polys is None:
             self._build()
         area, area_lines, line = self._polys
         # no antialiasing: an antialiased fill of this size costs ~3 ms per card in software
         # rendering; at one repaint every 2 s the pixel steps are not noticeable
-        fill = QtGui.QColor(self._area_color)
-        fill.setAlpha(70)
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        p.setBrush(fill)
+        p.setBrush(self.fill_color())
         for poly in area:
             p.drawPolygon(poly)
+        # grid over the (opaque) fill, where the translucent fill used to let it show through
+        p.setPen(QtGui.QPen(self._grid, 1))
+        for frac in (0.0, 0.5, 1.0):
+            y = rect.bottom() - frac * rect.height()
+            p.drawLine(QtCore.QPointF(rect.left(), y), QtCore.QPointF(rect.right(), y))
         p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         p.setPen(QtGui.QPen(self._area_color, 1))
         for poly in area_lines:
