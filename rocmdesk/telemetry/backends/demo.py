@@ -17,6 +17,7 @@ from dataclasses import replace
 from rocmdesk.host import HostRoot
 from rocmdesk.telemetry.backends.base import Backend, BackendError
 from rocmdesk.telemetry.model import GpuInfo, GpuSample, ProcessUse, Snapshot
+from rocmdesk.telemetry.parsers import clean
 from rocmdesk.telemetry.recording import Recording, RecordingError, load_recording
 
 log = logging.getLogger(__name__)
@@ -144,7 +145,7 @@ def amd_cards(root: HostRoot) -> list[str]:
         if not name.startswith("card") or not name[4:].isdigit():
             continue
         vendor = root.try_read_text(f"/sys/class/drm/{name}/device/vendor")
-        if vendor is not None and vendor.strip().lower() == AMD_VENDOR:
+        if vendor is not None and clean(vendor).strip().lower() == AMD_VENDOR:
             cards.append(name)
     return sorted(cards, key=lambda c: int(c[4:]))
 

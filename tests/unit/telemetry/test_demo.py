@@ -408,6 +408,16 @@ def test_live_machine_with_an_amd_gpu(tmp_path):
     assert amd_cards(HostRoot(tmp_path)) == ["card1"]
 
 
+def test_nul_padded_vendor_file_counts(tmp_path):
+    """Some real dumps pad every sysfs file with NULs to 4 KiB (LACT's rx6900xt)."""
+    from tests.support.sysfs_tree import GpuSpec, build_root
+
+    build_root(tmp_path, [GpuSpec("rx6900xt")])
+    assert (tmp_path / "sys/class/drm/card0/device/vendor").read_bytes().endswith(b"\x00")
+    source, reason = choose_startup_source(tmp_path, live=True)
+    assert source == "live" and "1 AMD GPU" in reason
+
+
 def test_live_machine_without_amd_gpu_opens_the_demo(tmp_path):
     make_card(tmp_path, "card0", "0x10de")
     source, reason = choose_startup_source(tmp_path, live=True)
