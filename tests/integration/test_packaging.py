@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 import xml.etree.ElementTree as ET
@@ -66,22 +67,50 @@ def _policy_actions() -> dict[str, str]:
 SYSTEM_TESTS = os.environ.get("CI") == "true" or os.environ.get("ROCMDESK_SYSTEM_TESTS") == "1"
 
 
+SYSTEM_BUS = Path("/run/dbus/system_bus_socket")
+
+
+def _bus_answers() -> bool:
+    """True when a daemon listens on the system bus socket (a socket file alone can be stale)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(SYSTEM_BUS))
+        except OSError:
+            return False
+    return True
+
+
+def _polkit_answers() -> bool:
+    return _run(["pkaction", "--action-id", "org.freedesktop.policykit.exec"], timeout=30).returncode == 0
+
+
+def _wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
 @pytest.fixture
 def system_dbus_and_polkit():
-    """A system bus and polkitd for pkaction, started only if none runs; stopped afterwards."""
+    """A system bus and polkitd for pkaction, started only if none answers; stopped afterwards.
+
+    A machine whose earlier session ended leaves /run/dbus/system_bus_socket behind with no daemon
+    (seen in CI: "Could not connect: Connection refused"), so liveness is checked by connecting.
+    """
     started = []
-    if not Path("/run/dbus/system_bus_socket").exists():
-        Path("/run/dbus").mkdir(parents=True, exist_ok=True)
-        proc = subprocess.Popen(["dbus-daemon", "--system", "--nofork", "--nopidfile"])
-        started.append(proc)
-        for _ in range(50):
-            if Path("/run/dbus/system_bus_socket").exists():
-                break
-            time.sleep(0.1)
-    if _run(["pgrep", "-x", "polkitd"]).returncode != 0:
+    if not _bus_answers():
+        SYSTEM_BUS.parent.mkdir(parents=True, exist_ok=True)
+        SYSTEM_BUS.unlink(missing_ok=True)
+        _run(["dbus-uuidgen", "--ensure"])
+        started.append(subprocess.Popen(["dbus-daemon", "--system", "--nofork", "--nopidfile"]))
+        assert _wait_for(_bus_answers, 15), "the system D-Bus daemon did not start"
+    if not _polkit_answers():
         started.append(subprocess.Popen(["/usr/lib/polkit-1/polkitd", "--no-debug"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        time.sleep(1.5)
+        assert _wait_for(_polkit_answers, 30), "polkitd did not answer on the system bus"
     yield
     for proc in reversed(started):
         proc.terminate()
