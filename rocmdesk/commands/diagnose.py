@@ -14,6 +14,8 @@ import sys
 from typing import TextIO
 
 from rocmdesk.diagnosis.model import CheckResult, Finding, Severity, Status
+from rocmdesk.report.finding_view import NEEDS_ADMIN, fix_heading
+from rocmdesk.report.finding_view import fix_audience as audience
 
 log = logging.getLogger(__name__)
 
@@ -99,20 +101,17 @@ def render_finding(finding: Finding, style: Style) -> list[str]:
         lines.append("    Evidence:")
         lines.extend(f"      {e}" for e in finding.evidence)
     if finding.fix and finding.fix.steps:
-        lines.append(f"    Fix ({fix_audience(finding)}):")
+        lines.append(f"    {fix_heading(finding.fix.privileged, finding.fix.steps)}:")
         lines.extend(f"      {n}. {step}" for n, step in enumerate(finding.fix.steps, start=1))
     return lines
 
 
 def fix_audience(finding: Finding) -> str:
-    """Who runs the fix. A non-privileged fix can still have sudo steps (a system unit, /etc/environment):
-    never tell people to run those "as your user"."""
+    """Who runs the finding's fix, in the reports' words (rocmdesk.report.finding_view.fix_audience)."""
     fix = finding.fix
-    if fix is None or fix.privileged:
-        return "needs root"
-    if any("sudo " in step or "as root" in step for step in fix.steps):
-        return "some steps need root"
-    return "as your user"
+    if fix is None:
+        return NEEDS_ADMIN
+    return audience(fix.privileged, fix.steps)
 
 
 def _wrap(text: str, indent: str, width: int = 100) -> list[str]:

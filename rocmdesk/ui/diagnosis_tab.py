@@ -535,7 +535,8 @@ class DiagnosisTab(QtWidgets.QWidget):
             parts.append("\n".join(html.escape(str(e)) for e in finding.evidence))
             parts.append("</pre>")
         if finding.fix and finding.fix.steps:
-            # the same words as `rocmdesk diagnose`: a step that needs root is never labelled "as your user"
+            # the words of rocmdesk.report.finding_view (also `rocmdesk diagnose` and the reports): a step
+            # that needs administrator rights is never labelled "as your user"
             parts.append(f"<h4>Fix ({html.escape(fix_audience(finding))})</h4><ol>")
             parts.extend(f"<li>{_code(step)}</li>" for step in finding.fix.steps)
             parts.append("</ol>")

@@ -190,21 +190,23 @@ def test_registered_in_window(qtbot, tmp_path, open_window):
 
 
 @pytest.mark.parametrize(("privileged", "steps", "words"), [
-    (True, ("Comment out the line.",), "Fix (needs root)"),
-    (False, ("Run `sudo systemctl edit ollama` and add the variable.",), "Fix (some steps need root)"),
-    (False, ("Add the line to /etc/environment, as root.",), "Fix (some steps need root)"),
+    (True, ("Comment out the line.",), "Fix (needs administrator rights)"),
+    (False, ("Run `sudo systemctl edit ollama` and add the variable.",), "Fix (some steps need administrator rights)"),
+    (False, ("Add the line to /etc/environment, as root.",), "Fix (some steps need administrator rights)"),
     (False, ("Run `pip uninstall -y pynvml` in the environment.",), "Fix (as your user)"),
 ])
 def test_fix_heading_uses_the_cli_words(qtbot, tmp_path, privileged, steps, words):
-    """A step that needs root is never labelled "as your user" (same words as `rocmdesk diagnose`)."""
+    """A step that needs administrator rights is never labelled "as your user" (same words as
+    `rocmdesk diagnose` and the reports: rocmdesk.report.finding_view)."""
     from rocmdesk.commands.diagnose import fix_audience
     from rocmdesk.diagnosis.model import Finding, Fix, Severity
+    from rocmdesk.report.finding_view import fix_heading
 
     tab = make_tab(qtbot, sc.clean_workstation(tmp_path / "root"))
     finding = Finding("x-check", Severity.WARNING, "Title", "Why.", fix=Fix("x", privileged, steps))
     result = SimpleNamespace(id="x-check", title="Title")
     html_text = tab._finding_html(result, finding)
     assert f"<h4>{words}</h4>" in html_text
-    assert f"Fix ({fix_audience(finding)})" == words
-    if "root" in words:
+    assert f"Fix ({fix_audience(finding)})" == words == fix_heading(privileged, steps)
+    if "administrator" in words:
         assert "as your user" not in html_text

@@ -141,7 +141,7 @@ def test_fix_with_sudo_steps_is_never_labelled_as_your_user(root, capsys):
     sc.unit_environment(root, "HSA_OVERRIDE_GFX_VERSION", "10.3.0")
     _code, out, _err = run_cli(capsys, "--root", str(root))
     block = out.split("[hsa-override-mismatch]", 1)[1]
-    assert "Fix (some steps need root):" in block.split("[", 1)[0]
+    assert "Fix (some steps need administrator rights):" in block.split("[", 1)[0]
     assert "sudo systemctl" in block
 
 
