@@ -20,6 +20,39 @@ from rocmdesk.ui.widgets import set_text
 log = logging.getLogger(__name__)
 
 RATES_HZ = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+STATE_VERSION = 1  # QMainWindow.saveState version: bump when toolbars/docks change incompatibly
+MIN_VISIBLE_PX = (160, 80)  # this much of a restored window, top edge included, must be on a screen
+
+
+def decode_hex(text: str) -> QtCore.QByteArray | None:
+    """Saved geometry/state as bytes; None for empty or malformed hex (QByteArray.fromHex skips
+    bad digits silently and would hand Qt a shifted, meaningless blob)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return None
+    return QtCore.QByteArray(raw) if raw else None
+
+
+def fit_on_screen(rect: QtCore.QRect, screens: list[QtCore.QRect], fallback: QtCore.QRect) -> QtCore.QRect:
+    """``rect`` if enough of it (its top edge included, to grab it) lies on one of ``screens``;
+    otherwise the same size, shrunk to fit, centred on ``fallback``."""
+    min_w, min_h = MIN_VISIBLE_PX
+    for area in screens:
+        seen = rect.intersected(area)
+        top_visible = area.top() <= rect.top() <= area.bottom() - min_h
+        if top_visible and seen.width() >= min(min_w, rect.width()) and seen.height() >= min(min_h, rect.height()):
+            if rect.width() <= area.width() and rect.height() <= area.height():
+                return QtCore.QRect(rect)
+            fallback = area  # on this screen, but larger than it: shrink in place
+            break
+    width = min(rect.width(), fallback.width())
+    height = min(rect.height(), fallback.height())
+    placed = QtCore.QRect(0, 0, width, height)
+    placed.moveCenter(fallback.center())
+    return placed
 
 
 class Banner(QtWidgets.QFrame):
@@ -401,21 +434,50 @@ class MainWindow(QtWidgets.QMainWindow):
         return f"rocmdesk{suffix}"
 
     def _restore(self) -> None:
+        """Geometry, layout and tab from the settings; anything unusable falls back to the default."""
         s = self.ctx.settings
-        restored = False
-        if s.geometry:
-            try:
-                restored = self.restoreGeometry(QtCore.QByteArray.fromHex(s.geometry.encode("ascii")))
-            except (ValueError, UnicodeEncodeError):
-                restored = False
-        if not restored:
+        geometry = decode_hex(s.geometry)
+        restored = geometry is not None and self.restoreGeometry(geometry)
+        if s.geometry and not restored:
+            log.info("settings: saved window geometry is not usable; opening at the default size")
+        if restored:
+            self._keep_on_screen()
+        else:
             self.resize(1440, 900)
+        state = decode_hex(s.window_state)
+        if state is not None and not self.restoreState(state, STATE_VERSION):
+            log.info("settings: saved window layout is from another version; using the default layout")
+        if s.window_state and state is None:
+            log.info("settings: saved window layout is not valid hex; using the default layout")
+        self._enforce_layout()
         if not self.show_tab(s.last_tab):
             self.tabs.setCurrentIndex(0)
+
+    def _enforce_layout(self) -> None:
+        """The toolbar is fixed at the top: a layout saved by another build must not hide or move it."""
+        if self.toolBarArea(self.toolbar) != QtCore.Qt.ToolBarArea.TopToolBarArea:
+            log.info("settings: saved layout moved the toolbar; putting it back at the top")
+            self.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self.toolbar)
+        if self.toolbar.isHidden():
+            self.toolbar.setVisible(True)
+
+    def _keep_on_screen(self) -> None:
+        """A window saved on a monitor that is gone (or a larger one) comes back where it can be seen."""
+        screens = [screen.availableGeometry() for screen in QtGui.QGuiApplication.screens()]
+        if not screens:
+            return
+        primary = QtGui.QGuiApplication.primaryScreen()
+        fallback = primary.availableGeometry() if primary is not None else screens[0]
+        placed = fit_on_screen(self.geometry(), screens, fallback)
+        if placed != self.geometry():
+            log.info("settings: saved window position %s is off screen; moved to %s",
+                     self.geometry().getRect(), placed.getRect())
+            self.setGeometry(placed)
 
     def remember(self) -> None:
         s = self.ctx.settings
         s.geometry = bytes(self.saveGeometry().toHex()).decode("ascii")
+        s.window_state = bytes(self.saveState(STATE_VERSION).toHex()).decode("ascii")
         s.last_tab = self.current_tab_key() or s.last_tab
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:

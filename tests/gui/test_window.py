@@ -9,7 +9,7 @@ import pytest
 
 from rocmdesk.ui.formatting import NA
 from rocmdesk.ui.settings import Settings
-from tests.gui.conftest import FakeBackend, demo_small, fake_source, make_sample
+from tests.gui.conftest import FakeBackend, ManualSampler, demo_small, fake_source, make_sample
 from tests.support.sysfs_tree import GpuSpec, build_root
 
 pytestmark = pytest.mark.gui
@@ -287,3 +287,164 @@ def test_bad_bundle_is_a_clear_error(tmp_path):
     bad.write_bytes(b"not a bundle")
     with pytest.raises(BundleError):
         startup_source(open_bundle=str(bad))
+
+
+# -- window geometry and layout (settings.geometry / settings.window_state) -------------------------
+
+
+def _open_raw(qtbot, settings, backend=None):
+    """A session without the fixture's resize, so the restored geometry is what we look at."""
+    from rocmdesk.ui.app import make_app, open_session
+
+    make_app()
+    session = open_session(fake_source(backend or FakeBackend(1)), settings, hotplug=False,
+                           sampler_factory=ManualSampler)
+    qtbot.addWidget(session.window)
+    return session
+
+
+def _foreign_state(version: int) -> str:
+    """saveState() of a window whose toolbar, named like ours, is hidden on the left next to a dock."""
+    from PySide6 import QtCore, QtWidgets
+
+    other = QtWidgets.QMainWindow()
+    bar = QtWidgets.QToolBar("other", other)
+    bar.setObjectName("mainToolbar")
+    other.addToolBar(QtCore.Qt.ToolBarArea.LeftToolBarArea, bar)
+    bar.hide()
+    dock = QtWidgets.QDockWidget("dock", other)
+    dock.setObjectName("someDock")
+    other.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    state = bytes(other.saveState(version).toHex()).decode("ascii")
+    other.deleteLater()
+    return state
+
+
+def test_geometry_and_layout_round_trip_through_settings(qtbot):
+    from PySide6 import QtCore
+
+    from rocmdesk.ui.main_window import STATE_VERSION
+
+    first = _open_raw(qtbot, Settings())
+    window = first.window
+    window.resize(700, 520)
+    window.move(40, 30)
+    window.show()
+    qtbot.waitExposed(window)
+    expected_state = bytes(window.saveState(STATE_VERSION).toHex()).decode("ascii")
+    window.close()
+    first.close()
+    loaded = Settings.load()
+    assert loaded.geometry and loaded.window_state == expected_state
+    assert bytes.fromhex(loaded.window_state)  # valid hex, not empty
+    second = _open_raw(qtbot, loaded)
+    try:
+        assert (second.window.width(), second.window.height()) == (700, 520)
+        assert second.window.toolBarArea(second.window.toolbar) == QtCore.Qt.ToolBarArea.TopToolBarArea
+        assert not second.window.toolbar.isHidden()
+        assert bytes(second.window.saveState(STATE_VERSION).toHex()).decode("ascii") == expected_state
+    finally:
+        second.window.close()
+        second.close()
+
+
+@pytest.mark.parametrize("geometry, state", [
+    ("zz-not-hex", "not hex either"),
+    ("", ""),
+    ("deadbeef", "0123456789abcdef"),  # hex, but not a Qt geometry/state blob
+    ("0", "abc"),  # odd number of digits
+    ("", "foreign:1"),  # saved by another layout with our version number
+    ("", "foreign:7"),  # saved by another version
+])
+def test_bad_geometry_or_layout_opens_the_default_layout(qtbot, geometry, state):
+    from PySide6 import QtCore
+
+    from rocmdesk.ui.main_window import STATE_VERSION
+
+    if state.startswith("foreign:"):
+        state = _foreign_state(int(state.split(":")[1]))
+    session = _open_raw(qtbot, Settings(geometry=geometry, window_state=state))
+    window = session.window
+    try:
+        assert (window.width(), window.height()) == (1440, 900)  # the default size
+        assert window.toolBarArea(window.toolbar) == QtCore.Qt.ToolBarArea.TopToolBarArea
+        assert not window.toolbar.isHidden()
+        window.show()
+        qtbot.waitExposed(window)
+        assert window.toolbar.isVisible() and window.tabs.isVisible()
+        assert window.toolbar.geometry().top() <= window.tabs.geometry().top()
+        window.remember()  # what gets saved next time is this window's own, valid layout
+        assert window.restoreState(QtCore.QByteArray.fromHex(window.ctx.settings.window_state.encode()),
+                                   STATE_VERSION)
+    finally:
+        window.close()
+        session.close()
+
+
+def test_geometry_saved_off_screen_comes_back_on_a_screen(qtbot):
+    from PySide6 import QtGui, QtWidgets
+
+    other = QtWidgets.QMainWindow()
+    other.resize(600, 400)
+    other.move(9000, 7000)  # a monitor that is no longer connected
+    geometry = bytes(other.saveGeometry().toHex()).decode("ascii")
+    other.deleteLater()
+    session = _open_raw(qtbot, Settings(geometry=geometry))
+    window = session.window
+    try:
+        screens = [s.availableGeometry() for s in QtGui.QGuiApplication.screens()]
+        assert any(area.contains(window.geometry().topLeft()) for area in screens)
+        assert any(area.intersected(window.geometry()).width() >= 160 for area in screens)
+    finally:
+        window.close()
+        session.close()
+
+
+def _rect(x, y, w, h):
+    from PySide6 import QtCore
+
+    return QtCore.QRect(x, y, w, h)
+
+
+@pytest.mark.parametrize("rect, screens, expected", [
+    # fully on the primary screen: kept as is
+    ((100, 80, 1200, 800), [(0, 0, 1920, 1080)], (100, 80, 1200, 800)),
+    # on the second monitor, still connected: kept
+    ((2000, 100, 1200, 800), [(0, 0, 1920, 1080), (1920, 0, 2560, 1440)], (2000, 100, 1200, 800)),
+    # on the second monitor, now gone: centred on the primary one
+    ((2000, 100, 1200, 800), [(0, 0, 1920, 1080)], (360, 140, 1200, 800)),
+    # title bar above the top of the screen (cannot be grabbed): moved
+    ((100, -300, 800, 600), [(0, 0, 1920, 1080)], (560, 240, 800, 600)),
+    # only a sliver on screen at the right edge: moved
+    ((1880, 100, 800, 600), [(0, 0, 1920, 1080)], (560, 240, 800, 600)),
+    # larger than the (laptop) screen it is on: shrunk to it
+    ((0, 0, 1920, 1080), [(0, 0, 1280, 800)], (0, 0, 1280, 800)),
+])
+def test_fit_on_screen(rect, screens, expected):
+    from rocmdesk.ui.main_window import fit_on_screen
+
+    areas = [_rect(*s) for s in screens]
+    placed = fit_on_screen(_rect(*rect), areas, areas[0])
+    assert placed.getRect() == expected
+
+
+@pytest.mark.parametrize("text, ok", [("", False), ("zz", False), ("abc", False), ("0a0B", True), (None, False)])
+def test_decode_hex(text, ok):
+    from rocmdesk.ui.main_window import decode_hex
+
+    result = decode_hex(text)
+    assert (result is not None) == ok
+    if ok:
+        assert bytes(result) == bytes.fromhex(text)
+
+
+def test_settings_keep_geometry_and_layout_and_drop_wrong_types(tmp_path):
+    import json
+
+    path = tmp_path / "settings.json"
+    Settings(geometry="01d9d0cb", window_state="000000ff").save(path)
+    loaded = Settings.load(path)
+    assert (loaded.geometry, loaded.window_state) == ("01d9d0cb", "000000ff")
+    path.write_text(json.dumps({"geometry": 12, "window_state": ["x"], "rate_hz": 2.0}))
+    loaded = Settings.load(path)
+    assert (loaded.geometry, loaded.window_state, loaded.rate_hz) == ("", "", 2.0)
