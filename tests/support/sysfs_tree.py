@@ -199,3 +199,65 @@ def _make_writable(path: Path) -> None:
             full = os.path.join(dirpath, name)
             if not os.path.islink(full):
                 os.chmod(full, 0o644)
+
+
+# -- KFD per-process folders (sys/class/kfd/kfd/proc/<pid>/), as drivers/gpu/drm/amd/amdkfd/kfd_process.c
+# writes them: pasid, vram_<gpu_id> (bytes), sdma_<gpu_id> (microseconds), stats_<gpu_id>/{evicted_ms,
+# cu_occupancy (CUs busy)}, queues/<queue id>/gpuid.
+
+def kfd_gpu_ids(root: Path) -> dict[str, int]:
+    """gpu_id of each GPU node of a built tree, by PCI address."""
+    out = {}
+    for node in sorted((root / "sys" / "class" / "kfd" / "kfd" / "topology" / "nodes").glob("*")):
+        gpu_id = int((node / "gpu_id").read_text())
+        if gpu_id:
+            props = dict(line.split(" ", 1) for line in (node / "properties").read_text().splitlines() if " " in line)
+            loc, domain = int(props["location_id"]), int(props["domain"])
+            out[f"{domain:04x}:{loc >> 8:02x}:{loc >> 3 & 0x1f:02x}.{loc & 7}"] = gpu_id
+    return out
+
+
+@dataclass
+class KfdUse:
+    """One process's use of one GPU; None leaves that file out (an older kernel, another GPU)."""
+
+    vram: int | None = 0
+    sdma: int | None = 0
+    cu: int | None = None
+    evicted_ms: int | None = 0
+    queues: int = 0
+
+
+def add_kfd_process(root: Path, pid: int, uses: dict[int, KfdUse], *, pasid: int | None = 32769,
+                    comm: str | None = None, cmdline: list[str] | None = None) -> Path:
+    """Write ``sys/class/kfd/kfd/proc/<pid>`` (uses by gpu_id) and, with ``comm``, ``proc/<pid>``."""
+    base = root / "sys" / "class" / "kfd" / "kfd" / "proc" / str(pid)
+    (base / "queues").mkdir(parents=True, exist_ok=True)
+    if pasid is not None:
+        (base / "pasid").write_text(f"{pasid}\n")
+    queue_id = len(list((base / "queues").iterdir()))
+    for gpu_id, use in uses.items():
+        if use.vram is not None:
+            (base / f"vram_{gpu_id}").write_text(f"{use.vram}\n")
+        if use.sdma is not None:
+            (base / f"sdma_{gpu_id}").write_text(f"{use.sdma}\n")
+        stats = base / f"stats_{gpu_id}"
+        stats.mkdir(exist_ok=True)
+        if use.evicted_ms is not None:
+            (stats / "evicted_ms").write_text(f"{use.evicted_ms}\n")
+        if use.cu is not None:
+            (stats / "cu_occupancy").write_text(f"{use.cu}\n")
+        for _ in range(use.queues):
+            queue = base / "queues" / str(queue_id)
+            queue.mkdir()
+            (queue / "gpuid").write_text(str(gpu_id))
+            (queue / "type").write_text("2")
+            (queue / "size").write_text("1048576")
+            queue_id += 1
+    if comm is not None:
+        proc = root / "proc" / str(pid)
+        proc.mkdir(parents=True, exist_ok=True)
+        (proc / "comm").write_text(comm + "\n")
+        args = cmdline if cmdline is not None else [comm]
+        (proc / "cmdline").write_bytes(b"".join(a.encode() + b"\x00" for a in args))
+    return base
