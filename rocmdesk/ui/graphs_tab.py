@@ -7,6 +7,12 @@ Cheap by construction (the window must cost ~1 % of a core at 1 Hz with 8 GPUs):
 - each curve gets at most two points per pixel column (min/max bins, ``graph_data``);
 - caps and totals are step lines redrawn only when they change;
 - curve items are created once per GPU/sensor and reused; no antialiasing; fixed y ranges.
+
+Pan and zoom: inside a plot, drag and wheel move the shared time axis (all four plots follow);
+over a plot's value axis, the wheel zooms and a drag pans (right-drag zooms) that plot's values
+only. A zoomed value axis stays put while live data scrolls, until "Auto Y" (or a double-click on
+that axis) hands it back to the automatic range. Neither costs a data redraw: the curves do not
+depend on the value range.
 """
 
 from __future__ import annotations
@@ -55,6 +61,46 @@ class Curve:
 
 class TimeAxis(pg.DateAxisItem):
     """Local clock time; the axis is shared by all four plots."""
+
+
+class GraphViewBox(pg.ViewBox):
+    """A view whose mouse gestures move one axis at a time, and say which.
+
+    pyqtgraph's own ``sigRangeChangedManually`` carries the enabled-axes mask after a drag, not
+    the axis that moved, so a value zoom could not be told from a time pan (which stops following
+    live data). Inside the plot the gestures act on time only, as before; the value axis passes
+    ``axis=1`` (pyqtgraph's AxisItem forwards wheel and drag events that way).
+    """
+
+    user_range = QtCore.Signal(int)  # 0: time (x) changed by the user, 1: values (y)
+
+    def __init__(self) -> None:
+        super().__init__(enableMenu=False)
+        self.setMouseEnabled(x=True, y=True)
+
+    def wheelEvent(self, ev, axis=None) -> None:
+        axis = 0 if axis is None else axis
+        super().wheelEvent(ev, axis)
+        if ev.isAccepted():
+            self.user_range.emit(axis)
+
+    def mouseDragEvent(self, ev, axis=None) -> None:
+        axis = 0 if axis is None else axis
+        super().mouseDragEvent(ev, axis)
+        self.user_range.emit(axis)
+
+
+class ValueAxis(pg.AxisItem):
+    """The left axis: a double-click returns its plot to the automatic value range."""
+
+    double_clicked = QtCore.Signal()
+
+    def mouseClickEvent(self, event) -> None:
+        if event.double() and event.button() == QtCore.Qt.MouseButton.LeftButton:
+            event.accept()
+            self.double_clicked.emit()
+            return
+        super().mouseClickEvent(event)
 
 
 class GridLines(pg.GraphicsObject):
@@ -134,6 +180,7 @@ class GraphsTab(QtWidgets.QWidget):
         self._draw_count = 0
         self._x_range: tuple[float, float] = (0.0, 1.0)
         self._y_ranges: dict[str, tuple[float, float]] = {}
+        self.y_zoomed: set[str] = set()  # plots whose value range the user set (not auto)
         self._setting_range = False
         self._syncing_x = False
         self._gpu_signature: tuple = ()
@@ -153,7 +200,11 @@ class GraphsTab(QtWidgets.QWidget):
         titles = {"temp": "Temperature", "power": "Power", "memory": "VRAM used", "busy": "GPU busy"}
         units = {"temp": "°" + self.settings.temp_unit, "power": "W", "memory": "GiB", "busy": "%"}
         for i, name in enumerate(PLOTS):
-            plot = self.view.addPlot(row=i // 2, col=i % 2, axisItems={"bottom": TimeAxis(orientation="bottom")})
+            value_axis = ValueAxis(orientation="left")
+            value_axis.setToolTip("Scroll to zoom the values, drag to move them; double-click for automatic range")
+            value_axis.double_clicked.connect(lambda name=name: self.auto_y(name))
+            plot = self.view.addPlot(row=i // 2, col=i % 2, viewBox=GraphViewBox(),
+                                     axisItems={"bottom": TimeAxis(orientation="bottom"), "left": value_axis})
             plot.setTitle(f"<span style='font-weight:600'>{titles[name]}</span>", color=pal.text, size="10pt")
             plot.setLabel("left", units=None, text=units[name])
             grid = GridLines(plot, pal.grid)
@@ -163,9 +214,8 @@ class GraphsTab(QtWidgets.QWidget):
             plot.hideButtons()
             vb = plot.getViewBox()
             vb.disableAutoRange()
-            vb.setMouseEnabled(x=True, y=False)
-            vb.setLimits(minXRange=10)
-            vb.sigRangeChangedManually.connect(self._on_user_range)
+            vb.setLimits(minXRange=10, minYRange=0.5)
+            vb.user_range.connect(lambda axis, name=name: self._on_user_range(name, axis))
             for axis in ("left", "bottom"):
                 ax = plot.getAxis(axis)
                 ax.setPen(pg.mkPen(pal.border))
@@ -185,8 +235,7 @@ class GraphsTab(QtWidgets.QWidget):
         # hints), so the linked time axes spread the same range over different widths and their ticks
         # fell at different places; equal fixed widths, recomputed on resize, keep all four aligned
         self.view.installEventFilter(self)
-        self.plots["busy"].setYRange(0, 100, padding=0.02)
-        self._y_ranges["busy"] = (0, 100)
+        self._set_busy_range()
 
         # crosshair: one vertical line per plot and a floating read-out in the hovered plot
         self.vlines = {}
@@ -283,6 +332,12 @@ class GraphsTab(QtWidgets.QWidget):
         self.live_button.clicked.connect(self.back_to_live)
         self.live_button.hide()
 
+        self.auto_y_button = QtWidgets.QPushButton("Auto Y", self.controls)
+        self.auto_y_button.setAccessibleName("Automatic value range")
+        self.auto_y_button.setToolTip("Give zoomed value axes their automatic range again")
+        self.auto_y_button.clicked.connect(lambda: self.auto_y())
+        self.auto_y_button.hide()
+
         self.export_button = QtWidgets.QPushButton("Export CSV…", self.controls)
         self.export_button.setAccessibleName("Export visible history to CSV")
         self.export_button.clicked.connect(self._export_dialog)
@@ -306,6 +361,7 @@ class GraphsTab(QtWidgets.QWidget):
         row.addWidget(self.window_combo)
         row.addWidget(self.pause_button)
         row.addWidget(self.live_button)
+        row.addWidget(self.auto_y_button)
         row.addStretch(1)
         row.addWidget(self.export_button)
         outer.addWidget(self.legend)
@@ -355,12 +411,38 @@ class GraphsTab(QtWidgets.QWidget):
         self.live_button.hide()
         self.request_redraw(force=True)
 
-    def _on_user_range(self, *_args) -> None:
+    def _on_user_range(self, plot: str = "", axis: int = 0) -> None:
+        """A mouse gesture moved ``plot``'s time (axis 0: all plots follow) or values (axis 1)."""
         if self._setting_range:
+            return
+        if axis == 1:
+            # values only: nothing to redraw (curves do not depend on the value range); the time
+            # axis keeps following live data
+            self.y_zoomed.add(plot)
+            self.auto_y_button.show()
             return
         self.follow = False
         self.live_button.show()
         self.request_redraw(force=True)
+
+    def auto_y(self, plot: str | None = None) -> None:
+        """Hand one plot's value axis (or all of them) back to the automatic range."""
+        names = [plot] if plot else list(self.y_zoomed)
+        for name in names:
+            self.y_zoomed.discard(name)
+            self._y_ranges.pop(name, None)
+            if name == "busy":
+                self._set_busy_range()
+        self.auto_y_button.setVisible(bool(self.y_zoomed))
+        self.request_redraw(force=True)
+
+    def _set_busy_range(self) -> None:
+        self._setting_range = True
+        try:
+            self.plots["busy"].setYRange(0, 100, padding=0.02)
+        finally:
+            self._setting_range = False
+        self._y_ranges["busy"] = (0, 100)
 
     # -- GPUs and curves ------------------------------------------------------------------------------
     def _on_gpus_changed(self, infos: list[GpuInfo]) -> None:
@@ -576,6 +658,8 @@ class GraphsTab(QtWidgets.QWidget):
                 self._x_range = (t0, t1)
                 self.plots["temp"].setXRange(t0, t1, padding=0)
             for name in ("temp", "power", "memory"):
+                if name in self.y_zoomed:
+                    continue  # the user's zoom stays until Auto Y
                 lo, hi = extents[name]
                 if not math.isfinite(hi):
                     continue
