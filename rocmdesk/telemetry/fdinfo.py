@@ -9,6 +9,12 @@ two scans divided by the wall time between them, so the first scan has no percen
 
 Processes come and go during a scan and other users' fdinfo is unreadable: such entries are
 skipped, never guessed.
+
+DRM engine time does not include work that ROCm programs submit through KFD user-mode queues, so
+the scan also reads the KFD's per-process folders (:mod:`rocmdesk.telemetry.kfd_procs`) and merges
+them by (pid, GPU): a compute process with no DRM client still gets a row (name and command line
+from ``proc/PID``), a process in both is listed once, and its compute use is CU occupancy (a
+separate figure, never folded into the gfx-engine GPU %).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from dataclasses import dataclass
 
 from rocmdesk import host
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry import kfd_procs
+from rocmdesk.telemetry.kfd_procs import KfdProcessGpu, KfdScan
 from rocmdesk.telemetry.model import ProcessUse
 from rocmdesk.telemetry.parsers import PCI_ADDRESS_RE, ValueProblem, clean, garbage
 
@@ -33,6 +41,11 @@ _NS_RE = re.compile(r"([0-9]+)\s*ns")
 VRAM_KEYS = ("drm-memory-vram", "drm-resident-vram", "drm-total-vram")
 GTT_KEYS = ("drm-memory-gtt", "drm-resident-gtt", "drm-total-gtt")
 GFX_ENGINE_KEY = "drm-engine-gfx"
+SOURCE_DRM, SOURCE_KFD = "drm-fdinfo", "kfd"
+KFD_ONLY_GPU_PERCENT = ("no DRM fdinfo for this process: its GPU work goes through KFD compute queues, "
+                        "which DRM engine time does not count (see CU occupancy)")
+NOT_KFD = "not a KFD compute process on this GPU"
+KFD_ONLY_GTT = "not reported by the KFD (no DRM fdinfo for this process)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +109,13 @@ def parse_cmdline(data: str) -> str:
 class FdinfoScanner:
     """Scans ``proc`` for amdgpu clients; keeps the previous busy times to compute GPU %."""
 
-    def __init__(self, root: HostRoot, clock: Callable[[], int] = time.monotonic_ns) -> None:
+    def __init__(self, root: HostRoot, clock: Callable[[], int] = time.monotonic_ns, *, kfd: bool = True) -> None:
         self.root = root
         self.clock = clock
+        self.kfd = kfd  # also read sys/class/kfd/kfd/proc (compute processes)
         self._previous: dict[tuple[str, str], tuple[int, int]] = {}  # (pdev, client) -> (ns, t)
         self.skipped_unreadable = 0
+        self.kfd_problem: str | None = None  # why the last scan could not list KFD processes
 
     def _proc(self) -> str | None:
         try:
@@ -109,6 +124,33 @@ class FdinfoScanner:
             return None
 
     def scan(self) -> list[ProcessUse]:
+        """Every (process, GPU) pair from DRM fdinfo and the KFD, one row each, by pid and GPU."""
+        rows = self._scan_drm()
+        if not self.kfd:
+            return rows
+        scan = kfd_procs.read_kfd_processes(self.root)
+        self.kfd_problem = scan.problem
+        return merge_kfd(rows, scan, self._describe)
+
+    def _describe(self, pid: int) -> tuple[str, str, str | None] | None:
+        """(name, command line, user) of a process from ``proc/PID``; None once it has ended."""
+        proc = self._proc()
+        base = os.path.join(proc, str(pid)) if proc is not None else None
+        try:
+            if base is None:
+                raise FileNotFoundError(pid)
+            name = clean(host.read_fd_text(os.path.join(base, "comm"))).strip()
+        except OSError:
+            if self.root.is_live and (base is None or not os.path.isdir(base)):
+                return None  # the process ended during the scan
+            return f"pid {pid}", "", None  # a snapshot without proc/PID, or comm unreadable
+        try:
+            cmdline = parse_cmdline(host.read_fd_text(os.path.join(base, "cmdline")))
+        except OSError:
+            cmdline = ""
+        return name or f"pid {pid}", cmdline, self._user(proc, str(pid))
+
+    def _scan_drm(self) -> list[ProcessUse]:
         proc = self._proc()
         if proc is None:
             return []
@@ -151,7 +193,7 @@ class FdinfoScanner:
                     vram_bytes=_total(c.vram_bytes for c in group),
                     gtt_bytes=_total(c.gtt_bytes for c in group),
                     gpu_percent=self._percent(group, now, current),
-                    user=user,
+                    user=user, sources=(SOURCE_DRM,),
                 ))
         self._previous = current
         return out
@@ -225,3 +267,59 @@ class FdinfoScanner:
 def _total(values) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
+
+
+def merge_kfd(rows: list[ProcessUse], scan: KfdScan,
+              describe: Callable[[int], tuple[str, str, str | None] | None]) -> list[ProcessUse]:
+    """DRM fdinfo rows plus the KFD's processes, one row per (pid, GPU), sorted by pid and GPU.
+
+    A process in both keeps its DRM row, which gains the KFD's compute figures. VRAM is the larger
+    of the two readings: KFD buffers live in the VM of the render node the runtime opened, so
+    fdinfo's ``drm-memory-vram`` normally already includes them and a sum would count them twice.
+    ``describe(pid)`` gives (name, command line, user) for a KFD-only process, None if it ended.
+    """
+    by_key = {(r.pid, r.pci): r for r in rows}
+    kfd_pids = set()
+    added: list[ProcessUse] = []
+    for process in scan.processes:
+        kfd_pids.add(process.pid)
+        in_use = {g.gpu_id for g in process.gpus_in_use}
+        described: tuple[str, str, str | None] | None = None
+        for gpu in process.gpus:
+            pci = gpu.pci or f"kfd gpu_id {gpu.gpu_id}"
+            row = by_key.get((process.pid, pci))
+            if row is None:
+                if gpu.gpu_id not in in_use:
+                    continue
+                described = described or describe(process.pid)
+                if described is None:
+                    break  # ended while we looked
+                name, cmdline, user = described
+                row = ProcessUse(pid=process.pid, pci=pci, name=name, cmdline=cmdline, user=user, sources=())
+                row.unavailable["gpu_percent"] = KFD_ONLY_GPU_PERCENT
+                row.unavailable["gtt_bytes"] = KFD_ONLY_GTT
+                by_key[(process.pid, pci)] = row
+                added.append(row)
+            _apply_kfd(row, gpu)
+    for row in rows:
+        if SOURCE_KFD not in row.sources:
+            reason = scan.problem or NOT_KFD
+            for key in ("cu_occupancy_percent", "cu_occupied", "sdma_us"):
+                row.unavailable.setdefault(key, reason)
+    merged = rows + added
+    merged.sort(key=lambda r: (r.pid, r.pci))
+    return merged
+
+
+def _apply_kfd(row: ProcessUse, gpu: KfdProcessGpu) -> None:
+    row.sources = (*row.sources, SOURCE_KFD)
+    if gpu.vram_bytes is not None:
+        row.vram_bytes = gpu.vram_bytes if row.vram_bytes is None else max(row.vram_bytes, gpu.vram_bytes)
+    row.cu_occupied = gpu.cu_occupied
+    row.cu_occupancy_percent = gpu.cu_occupancy_percent
+    row.sdma_us = gpu.sdma_us
+    for key in ("vram_bytes", "cu_occupied", "cu_occupancy_percent", "sdma_us"):
+        if getattr(row, key) is None and key in gpu.unavailable:
+            row.unavailable.setdefault(key, gpu.unavailable[key])
+    if "gpu" in gpu.unavailable:
+        row.unavailable.setdefault("gpu", gpu.unavailable["gpu"])

@@ -170,6 +170,13 @@ class ProcessUse:
     gtt_bytes: int | None = None
     gpu_percent: float | None = None  # None on the first sample (needs two readings over time)
     user: str | None = None
+    # Compute use from the KFD (telemetry/kfd_procs.py): DRM fdinfo's gpu_percent is graphics-engine
+    # time only and does not see work submitted through KFD user-mode queues (ROCm, HIP, PyTorch).
+    cu_occupancy_percent: float | None = None  # CUs busy with its waves now / the GPU's CUs
+    cu_occupied: int | None = None  # CUs busy with its waves now
+    sdma_us: int | None = None  # SDMA (copy engine) time since the process started, microseconds
+    sources: tuple[str, ...] = ()  # "drm-fdinfo", "kfd"
+    unavailable: dict[str, str] = field(default_factory=dict)  # field name -> why it is None
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
