@@ -9,7 +9,7 @@ a real machine. They are labelled as demo data everywhere they show (Snapshot.de
   socket power from ``power1_input`` only ([S48]); cap 750 W and ~2100 MHz sclk / 900 MHz idle
   mclk as printed by rocm-smi on an MI300X (ROCm/legacy-rocm-build#5231); the eight PCI addresses
   are the ones of an 8-GPU MI300X platform in the amd-smi CHANGELOG (``amd-smi xgmi`` example);
-  device id 0x74a1. Temperature limits of MI300X are not verified, so none are recorded.
+  device id 0x74a1. Temperature limits: see MI300X_CRIT_C below (sources cited there).
 * RX 7900 XTX (gfx1100, 24 GiB = 25753026560 bytes as rocm-smi reports it, facts file F1);
   crit/emergency limits and fan maximum as in the LACT rx7900xtx dump; mclk levels
   96/456/772/1249 MHz from its pp_dpm_mclk; amdgpu selects the COMPUTE power profile while KFD
@@ -58,6 +58,22 @@ MI300X_PCI = ("0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
 MI300X_HBM = 206158430208  # 192 GiB
 MI300X_CAP = 750.0
 NOT_RECORDED = "not recorded in this demo"
+
+# MI300X temperature limits, as hwmon exposes them on GC 9.4.3 (no edge sensor, so no temp1_*):
+# * which files: the amdgpu patch "drm/amd/pm: Add GC v9.4.3 thermal limits to hwmon" (Lijo Lazar,
+#   amd-gfx list) publishes the SOC and HBM max operating temperatures as temp2_emergency /
+#   temp3_emergency, while temp2_crit / temp3_crit "show the throttle temperature limits"; the
+#   temp*_crit_hyst files stay hidden on this GPU. The driver asks the firmware for the values at
+#   boot (smu_v13_0_6 GetThermalLimit / GetCTFLimit), so they are not constants in the kernel.
+# * which values: AMD's amd-smi usage guide shows `amd-smi static` on an Instinct MI300X
+#   (amd/MxGPU-Virtualization, smi-lib/docs/how_to/amdsmi_cli_usage.md): SLOWDOWN_HOTSPOT 100 C,
+#   SLOWDOWN_MEM 95 C, SHUTDOWN_HOTSPOT 110 C, SHUTDOWN_MEM 105 C. amd-smi reads "slowdown" as the
+#   CRITICAL temperature metric and "shutdown" as EMERGENCY (ROCm/amdsmi, amdsmi_commands.py,
+#   static --limit), i.e. temp*_crit and temp*_emergency. Real boards report what their firmware
+#   says: AMD's MI300A examples in the same docs show HBM at 105/115 C, so these are one MI300X's
+#   figures, not a rule for the model.
+MI300X_CRIT_C = {"junction": 100.0, "mem": 95.0}
+MI300X_EMERGENCY_C = {"junction": 110.0, "mem": 105.0}
 
 
 @dataclass
@@ -115,8 +131,8 @@ def mi300x_infos() -> list[GpuInfo]:
 
 def mi300x_static() -> dict:
     return {
-        "temperature_crit_c": {},
-        "temperature_emergency_c": {},
+        "temperature_crit_c": dict(MI300X_CRIT_C),
+        "temperature_emergency_c": dict(MI300X_EMERGENCY_C),
         "power_cap_w": MI300X_CAP,
         "power_cap_min_w": None,
         "power_cap_max_w": MI300X_CAP,
