@@ -8,10 +8,15 @@ import re
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import (
     HostFacts,
+    ModuleParam,
     SourcedLine,
     cmdline_values,
+    effective_param,
     initramfs_regenerate_step,
+    kmod_logical_lines,  # noqa: F401  (kept importable here: the blacklist rule's reader)
     module_param,
+    param_eq,
+    parse_int,
     remove_kernel_arg_steps,
 )
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
@@ -25,12 +30,15 @@ GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff 
 
 _BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
 _INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
-# The rule for amdgpu-blacklisted, on kmod's logical lines (kmod_logical_lines): the SAME patterns as the
+# The rule for amdgpu-blacklisted, on kmod's logical lines (facts.kmod_logical_lines): the SAME patterns as the
 # root helper's BLACKLIST_LINE_RE (helper/rocmdesk-helper), so the check offers the one-click fix exactly
 # for the lines the helper then comments out. kmod splits words at spaces and tabs only (libkmod-config.c).
 _LOGICAL_BLACKLIST_RE = re.compile(r"[ \t]*blacklist[ \t]+amdgpu[ \t]*\r?", re.ASCII)
 _LOGICAL_INSTALL_RE = re.compile(
     r"[ \t]*install[ \t]+amdgpu[ \t]+(?:/usr)?/bin/(?:false|true)(?:[^A-Za-z0-9_\r\n][^\r\n]*)?[ \t]*\r?", re.ASCII)
+# The files the root helper's modprobe-unblacklist-amdgpu accepts (helper MODPROBE_FILE_RE): any other file
+# kmod reads (a *.alias, an odd name) gets the manual steps instead of a button the helper would refuse.
+_HELPER_MODPROBE_FILE_RE = re.compile(r"/etc/modprobe\.d/[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.conf")
 _FIRMWARE_RE = re.compile(r"Direct firmware load for (amdgpu/\S+) failed with error (-?\d+)")
 _ATOMICS_RE = re.compile(r"PCI rejects atomics")
 _BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
@@ -103,62 +111,23 @@ def amdgpu_not_loaded(ctx):
 # -- amdgpu-blacklisted ---------------------------------------------------------------------------------
 
 
-def kmod_logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first physical line number, logical line) exactly as libkmod's getline_wrapped() reads a file.
-
-    A backslash right before "\\n" joins the next line with nothing in between; any other backslash is
-    dropped and the next character kept; only "\\n" ends a line; a logical line starting with "#" is a
-    comment. The root helper's kmod_logical_lines does the same, so both sides agree on continued lines.
-    """
-    out: list[tuple[int, str]] = []
-    buf: list[str] = []
-    start = number = 1
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and text[i + 1:i + 2] == "\n":
-            number += 1
-            i += 2
-            continue
-        if ch == "\\":
-            buf.append(text[i + 1:i + 2])
-            i += 2
-            continue
-        if ch == "\n":
-            out.append((start, "".join(buf)))
-            buf = []
-            number += 1
-            start = number
-        else:
-            buf.append(ch)
-        i += 1
-    if buf or start != number:
-        out.append((start, "".join(buf)))
-    return [(n, line) for n, line in out if line and not line.startswith("#")]
-
-
 def blocks_amdgpu(logical: str) -> bool:
     """True for a logical modprobe.d line that stops amdgpu from loading (facts 1c)."""
     return bool(_LOGICAL_BLACKLIST_RE.fullmatch(logical) or _LOGICAL_INSTALL_RE.fullmatch(logical))
 
 
-def _modprobe_files(facts: HostFacts) -> list[str]:
-    """The modprobe.d *.conf files kmod reads (a name in an earlier folder hides the same name later)."""
-    chosen: dict[str, str] = {}
-    for folder in facts.modprobe_dirs:
-        for name in facts.root.listdir(folder):
-            if name.endswith(".conf") and name not in chosen:
-                chosen[name] = f"{folder}/{name}"
-    return [chosen[name] for name in sorted(chosen)]
-
-
 def _blacklist_lines(facts: HostFacts) -> list[SourcedLine]:
-    out = []
-    for path in _modprobe_files(facts):
-        text = facts.read(path) or ""
-        out.extend(SourcedLine(path, number, line.strip()) for number, line in kmod_logical_lines(text)
-                   if blocks_amdgpu(line))
-    return out
+    """Logical modprobe.d lines (kmod's reading: facts.modprobe_lines) that stop amdgpu from loading."""
+    return [SourcedLine(x.path, x.line, x.text.strip()) for x in facts.modprobe_lines if blocks_amdgpu(x.text)]
+
+
+def _not_in_etc(path: str) -> str:
+    """Where a modprobe.d file outside /etc comes from, and how to find its owner."""
+    if path.startswith("/run/"):
+        return (f"{path} is written at boot by a program (nothing in /run survives a reboot): find which one "
+                "creates it.")
+    return (f"{path} belongs to an installed package: find it with `dpkg -S {path}` or `rpm -qf {path}` "
+            "and remove that package.")
 
 
 def _generator_known(ctx) -> bool:
@@ -187,7 +156,7 @@ def amdgpu_blacklisted(ctx):
         severity = Severity.WARNING if (loaded and only_blacklist) else None
         details = ("amdgpu is loaded right now (something ran `modprobe amdgpu` explicitly), but the "
                    "blacklist stops it from loading on its own at the next boot." if severity else None)
-        if path.startswith("/etc/modprobe.d/"):
+        if _HELPER_MODPROBE_FILE_RE.fullmatch(path):
             # the helper comments the lines out AND rebuilds the initramfs, so it is one click only when the
             # shared generator rule names the generator (initramfs.choose_generator; facts 1b)
             fix = Fix("modprobe-unblacklist-amdgpu", True,
@@ -197,10 +166,13 @@ def amdgpu_blacklisted(ctx):
             if fix.action is None:
                 details = " ".join(filter(None, [details, "Which tool builds the initramfs could not be told, so "
                                                  "no one-click fix is offered."]))
+        elif path.startswith("/etc/modprobe.d/"):
+            fix = Fix("modprobe-unblacklist-amdgpu-manual", True,
+                      (f"Put a `#` in front of the amdgpu line(s) in {path} (as root; keep a copy of the file).",
+                       initramfs_regenerate_step(facts.distro_family), "Reboot."))
         else:
-            steps = [f"{path} belongs to an installed package: find it with `dpkg -S {path}` or "
-                     f"`rpm -qf {path}` and remove that package, or mask the file by creating an empty "
-                     f"/etc/modprobe.d/{path.rsplit('/', 1)[-1]} (a file there hides the same name).",
+            steps = [_not_in_etc(path) + f" Or mask it: create an empty /etc/modprobe.d/{path.rsplit('/', 1)[-1]} "
+                     "(a file there hides the same name).",
                      initramfs_regenerate_step(facts.distro_family), "Reboot."]
             fix = Fix("modprobe-unblacklist-amdgpu-manual", True, tuple(steps))
         outcomes.append(Failed(evidence=[evidence(x) for x in lines], subject=path, fix=fix,
@@ -486,23 +458,64 @@ def overdrive_enabled(ctx):
         return Passed(f"ppfeaturemask 0x{mask:08x}: OverDrive (bit 14) off")
     ev = [Evidence(f"ppfeaturemask = 0x{mask:08x} (bit 14, OverDrive, is set)", path, 1)]
     family = facts.distro_family
+    # every ppfeaturemask= modprobe hands amdgpu, in kmod's order; the last one counts (facts.module_params)
+    settings = [p for p in facts.module_params("amdgpu") if param_eq(p.name, "ppfeaturemask")]
     steps: list[str] = []
-    value = module_param(facts.cmdline_args, "amdgpu", "ppfeaturemask")
-    if value is not None:
-        ev.append(_cmdline_evidence(f"amdgpu.ppfeaturemask={value}"))
-        steps += remove_kernel_arg_steps(family, f"amdgpu.ppfeaturemask={value}")[:-1]  # one reboot, at the end
-    options = [x for x in facts.modprobe_lines if re.match(r"^options\s+amdgpu\s+.*\bppfeaturemask=", x.text)]
-    ev.extend(evidence(x) for x in options)
-    for x in options:
-        steps.append(f"Delete `ppfeaturemask=...` from the `options amdgpu` line {x.path}:{x.line} (as root).")
-    if options:
+    for setting in settings:
+        ev.append(_setting_evidence(setting))
+        if setting.on_cmdline:
+            ev.extend(_grub_evidence(facts, "ppfeaturemask"))
+            steps += remove_kernel_arg_steps(family, setting.source.text)[:-1]  # one reboot, at the end
+        elif setting.source.path.startswith("/etc/modprobe.d/"):
+            steps.append(f"Delete `ppfeaturemask={setting.value}` from the `options amdgpu` line "
+                         f"{setting.source.path}:{setting.source.line} (as root).")
+        else:
+            name = setting.source.path.rsplit("/", 1)[-1]
+            steps.append(_not_in_etc(setting.source.path) + f" Or copy it to /etc/modprobe.d/{name} (a file "
+                         f"there hides the same name) and delete `ppfeaturemask={setting.value}` from the copy "
+                         "(as root).")
+    ev = _unique(ev)
+    steps = list(dict.fromkeys(steps))  # two settings on one line, or on the command line: each step once
+    if any(not s.on_cmdline for s in settings):
         steps.append(initramfs_regenerate_step(family))
+    details = []
+    winner = effective_param(settings, "ppfeaturemask")
+    if len(settings) > 1 and winner is not None:
+        details.append(f"amdgpu gets {len(settings)} ppfeaturemask settings and the last one counts: "
+                       f"`{winner.value}` from {_where(winner)}. Remove all of them, or the one before takes over.")
+    if winner is not None and parse_int(winner.value) not in (None, mask):
+        details.append(f"The mask in use (0x{mask:08x}) is not the configured `{winner.value}`: the configuration "
+                       "changed since amdgpu was loaded (it takes effect after the initramfs is rebuilt and the "
+                       "machine restarts), or the initramfs still holds an older copy.")
     if facts.kernel_log is not None:
         ev.extend(evidence(line) for line, _m in facts.kernel_log.grep(_OVERDRIVE_LOG_RE)[:2])
-    details = None
     if mask & GFX_DCS_BIT:
-        details = (f"0x{mask:08x} also sets bit 19 (GFX_DCS), which the kernel leaves off by default as "
-                   "experimental: a mask like 0xffffffff turns on more than OverDrive.")
+        details.append(f"0x{mask:08x} also sets bit 19 (GFX_DCS), which the kernel leaves off by default as "
+                       "experimental: a mask like 0xffffffff turns on more than OverDrive.")
     if steps:
         steps.append("Reboot. Leave it on if you use the tuning controls and do not need to file driver bug reports.")
-    return Failed(evidence=ev, details=details, fix_steps=tuple(steps) if steps else None)
+    return Failed(evidence=ev, details=" ".join(details) or None, fix_steps=tuple(steps) if steps else None)
+
+
+def _setting_evidence(setting: ModuleParam) -> Evidence:
+    if setting.on_cmdline:
+        return _cmdline_evidence(setting.source.text)
+    return Evidence(setting.source.text.strip(), setting.source.path, setting.source.line)
+
+
+def _where(setting: ModuleParam) -> str:
+    if setting.on_cmdline:
+        return "the kernel command line"
+    return f"{setting.source.path}:{setting.source.line}"
+
+
+def _unique(items: list[Evidence]) -> list[Evidence]:
+    """Evidence once each (two settings on one line, or two on the command line, cite it once)."""
+    seen = set()
+    out = []
+    for item in items:
+        key = (item.text, item.path, item.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

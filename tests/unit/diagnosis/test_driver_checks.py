@@ -481,7 +481,8 @@ def test_overdrive_steps_follow_the_distribution_and_name_gfx_dcs(root):
     sc.write(root, "/etc/os-release", 'ID=fedora\nNAME="Fedora Linux"\n')
     finding = only_finding(sc.run_check(root, "overdrive-enabled"))
     steps = finding.fix.steps
-    assert steps[0] == "Run `sudo grubby --update-kernel=ALL --remove-args=amdgpu.ppfeaturemask=0xffffffff`."
+    # kmod's order: the files, then the command line
+    assert steps[1] == "Run `sudo grubby --update-kernel=ALL --remove-args=amdgpu.ppfeaturemask=0xffffffff`."
     assert any("/etc/modprobe.d/amdgpu.conf:1" in s for s in steps)
     assert any("dracut -f --kver $(uname -r)" in s for s in steps)
     assert steps[-1].startswith("Reboot") and sum(s.startswith("Reboot") for s in steps) == 1

@@ -82,10 +82,7 @@ def test_one_line_rule_is_the_same_pattern(line, blocks):
     assert bool(H.BLACKLIST_LINE_RE.fullmatch(line)) is blocks
 
 
-@pytest.mark.parametrize("text", ["a\\\nb\nc", "a\\b\\\\c\n", "\\\n\\\n", "x\\", "#c\\\nd\ne\n", "", "\n\n"])
-def test_both_joins_are_libkmods(text):
-    helper_lines = [t for _, t in H.kmod_logical_lines(H.split_newlines(text)) if t and not t.startswith("#")]
-    assert [t for _, t in driver.kmod_logical_lines(text)] == helper_lines
+# the line readers themselves are compared on the same files in tests/unit/diagnosis/test_kmod_config.py
 
 
 # -- B5: which initramfs generator -------------------------------------------------------------------------
