@@ -1,4 +1,9 @@
-"""Processes: who uses which GPU, sortable by any column (numbers sort as numbers)."""
+"""Processes: who uses which GPU, sortable by any column (numbers sort as numbers).
+
+Rows come from DRM fdinfo and the KFD's per-process folders (telemetry/fdinfo.py merges them).
+"GPU %" is DRM graphics-engine time, which does not count ROCm/HIP work on KFD compute queues;
+that work shows in "Compute" (CU occupancy). A missing figure reads N/A with its reason.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,50 @@ from rocmdesk.telemetry.model import ProcessUse, Snapshot
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, gpu_label, is_number
 
-COLUMNS = ("GPU", "PID", "Name", "VRAM", "GPU %", "Command line")
+COLUMNS = ("GPU", "PID", "Name", "VRAM", "GPU %", "Compute", "Command line")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 REFRESH_S = 2.0
-NUMERIC = (1, 3, 4)
+NUMERIC = (1, 3, 4, 5)
+GPU_PERCENT_COL, COMPUTE_COL, CMDLINE_COL = 4, 5, 6
+HEADER_TIPS = {
+    GPU_PERCENT_COL: "Graphics-engine busy time from DRM fdinfo (/proc/PID/fdinfo), between two readings.\n"
+                     "ROCm/HIP programs (PyTorch…) run on KFD compute queues, which this does not count:\n"
+                     "their use is in the Compute column.",
+    COMPUTE_COL: "Compute units busy with the process's waves right now, as a share of the GPU's CUs\n"
+                 "(KFD: /sys/class/kfd/kfd/proc/PID/stats_<gpu_id>/cu_occupancy; rocm-smi --showpids).\n"
+                 "N/A where the kernel or the GPU does not report it.",
+    3: "VRAM held on this GPU (DRM fdinfo, or the KFD's vram_<gpu_id> for compute processes)",
+}
+
+
+def fmt_compute(p: ProcessUse) -> str:
+    if is_number(p.cu_occupancy_percent):
+        return fmt_percent(p.cu_occupancy_percent)
+    if is_number(p.cu_occupied):
+        return f"{p.cu_occupied} CU"  # the count is known, the GPU's CU total is not
+    return NA
+
+
+def _compute_tip(p: ProcessUse) -> str:
+    parts = []
+    if is_number(p.cu_occupied):
+        parts.append(f"{p.cu_occupied} compute units busy with this process's waves now")
+    reason = p.unavailable.get("cu_occupancy_percent") or p.unavailable.get("cu_occupied")
+    if not is_number(p.cu_occupancy_percent) and reason:
+        parts.append(f"N/A: {reason}" if not is_number(p.cu_occupied) else f"no percentage: {reason}")
+    if is_number(p.sdma_us):
+        parts.append(f"SDMA (copy engine) time since the process started: {p.sdma_us / 1e6:.3f} s")
+    return "\n".join(parts)
+
+
+def _gpu_percent_tip(p: ProcessUse) -> str | None:
+    if "gpu_percent" in p.unavailable and not is_number(p.gpu_percent):
+        return f"N/A: {p.unavailable['gpu_percent']}"
+    if not is_number(p.gpu_percent):
+        return "GPU % needs two readings over time; it appears on the next sample"
+    if "kfd" in p.sources:
+        return "Graphics engine only: this process also runs KFD compute queues (see Compute)"
+    return None
 
 
 class ProcessModel(QtCore.QAbstractTableModel):
@@ -34,6 +79,8 @@ class ProcessModel(QtCore.QAbstractTableModel):
             return None
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == QtCore.Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS.get(section)
         if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and section in NUMERIC:
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -46,19 +93,24 @@ class ProcessModel(QtCore.QAbstractTableModel):
         if role == QtCore.Qt.ItemDataRole.DisplayRole:
             return (
                 self.gpu_names.get(p.pci, p.pci), str(p.pid), p.name,
-                fmt_bytes(p.vram_bytes), fmt_percent(p.gpu_percent), p.cmdline,
+                fmt_bytes(p.vram_bytes), fmt_percent(p.gpu_percent), fmt_compute(p), p.cmdline,
             )[col]
         if role == SORT_ROLE:
+            compute = p.cu_occupancy_percent if is_number(p.cu_occupancy_percent) else -1.0
             values = (self.gpu_order.get(p.pci, 1 << 20) * 100_000_000 + p.pid, p.pid, p.name.lower(),
                       p.vram_bytes if is_number(p.vram_bytes) else -1.0,
-                      p.gpu_percent if is_number(p.gpu_percent) else -1.0, p.cmdline)
+                      p.gpu_percent if is_number(p.gpu_percent) else -1.0, compute, p.cmdline)
             return values[col]
         if role == QtCore.Qt.ItemDataRole.ToolTipRole:
-            if col == 4 and not is_number(p.gpu_percent):
-                return "GPU % needs two readings over time; it appears on the next sample"
+            if col == 0 and "gpu" in p.unavailable:
+                return p.unavailable["gpu"]
+            if col == GPU_PERCENT_COL:
+                return _gpu_percent_tip(p)
+            if col == COMPUTE_COL:
+                return _compute_tip(p) or None
             if col == 3 and not is_number(p.vram_bytes):
-                return "this process's VRAM use is not reported"
-            if col == 5:
+                return p.unavailable.get("vram_bytes", "this process's VRAM use is not reported")
+            if col == CMDLINE_COL:
                 return p.cmdline
         if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and col in NUMERIC:
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
@@ -116,7 +168,8 @@ class ProcessesTab(QtWidgets.QWidget):
         header.setStretchLastSection(True)
         header.setHighlightSections(False)
         fm = self.fontMetrics()
-        for col, sample in enumerate(("0 · card10 · MI300X", "9999999", "python3.12-worker", "188.8 GiB", "100 %")):
+        widest = ("0 · card10 · MI300X", "9999999", "python3.12-worker", "188.8 GiB", "100 %", "Compute ")
+        for col, sample in enumerate(widest):
             header.resizeSection(col, fm.horizontalAdvance(sample) + 36)
         header.setDefaultAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter)
 
@@ -187,7 +240,8 @@ class ProcessesTab(QtWidgets.QWidget):
             self.table.show()
         elif snapshot.gpus:
             self._show_empty("No process is using a GPU right now.\n"
-                             "Processes appear here when they open a GPU (read from /proc/*/fdinfo).")
+                             "Processes appear here when they open a GPU (read from /proc/*/fdinfo)\n"
+                             "or run ROCm compute work (read from /sys/class/kfd/kfd/proc).")
         else:
             self._show_empty("No GPU to show processes for.")
 
