@@ -21,12 +21,17 @@ kfd_process.c, kfd_priv.h; commit ids from the kernel's git history):
   (gfx9 family at first; Aldebaran/MI200 from cff7d3b7, 2022-11-16), so it is often absent.
 - ``queues/<queue id>/gpuid``: one folder per user-mode queue.
 
+The entries exist for *every* GPU the process may use, busy or not: kfd_init_apertures()
+(kfd_flat_memory.c) creates a per-device record for each KFD device when the process opens
+/dev/kfd. So a process counts as using a GPU only when it has a queue, memory, SDMA time or busy
+CUs there (:attr:`KfdProcessGpu.in_use`); otherwise every ROCm process would be listed on every GPU.
+
 ``<gpu_id>`` is the ``gpu_id`` file of a KFD topology node (``topology/nodes/N/gpu_id``); the
 node's ``properties`` give its PCI ``domain``/``location_id`` (how discovery.py pairs nodes and
 cards) and its CU count, ``simd_count / simd_per_cu`` (how the ROCm runtime computes
-HSA_EXT_AGENT_INFO_COMPUTE_UNIT_COUNT). rocm_smi_lib (src/rocm_smi_kfd.cc) turns the summed
-occupancy into "CU OCCUPANCY" percent over the summed CU count of the process's GPUs, and it
-counts a GPU only when the process has a queue on it; the oracle test compares with that.
+HSA_EXT_AGENT_INFO_COMPUTE_UNIT_COUNT). rocm-smi (rocm_smi_lib src/rocm_smi_kfd.cc) prints one
+"CU OCCUPANCY" percent per process, summed over its GPUs; rocmdesk keeps it per GPU. How the two
+relate is pinned by tests/integration/test_kfd_procs_oracle.py against rocm-smi 5.2.3.
 
 Every value that cannot be read is None with a reason; a process that ends during the scan is
 dropped, never guessed.
