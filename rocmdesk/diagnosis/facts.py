@@ -645,7 +645,7 @@ class HostFacts:
             if text and "microsoft" in text.lower():
                 out.append(SourcedLine(path, 1, text.strip().splitlines()[0][:200]))
         if self.root.exists("/dev/dxg"):
-            out.append(SourcedLine("/dev/dxg", None, "/dev/dxg exists (the WSL GPU paravirtualisation device)"))
+            out.append(SourcedLine("/dev/dxg", None, "exists (the WSL GPU paravirtualisation device)"))
         return out
 
     @property
@@ -777,12 +777,13 @@ class HostFacts:
     def amdgpu_loaded_evidence(self) -> list[SourcedLine]:
         out = []
         if self.proc_modules is not None:
-            state = "lists" if "amdgpu" in self.proc_modules else "does not list"
-            out.append(SourcedLine("/proc/modules", None, f"/proc/modules {state} amdgpu"))
+            # the text does not repeat the path: every renderer shows "path: text"
+            state = "amdgpu is listed" if "amdgpu" in self.proc_modules else "amdgpu is not listed"
+            out.append(SourcedLine("/proc/modules", None, state))
         if self.amdgpu_initstate is not None:
             out.append(SourcedLine("/sys/module/amdgpu/initstate", 1, self.amdgpu_initstate))
         elif not self.root.exists("/sys/module/amdgpu"):
-            out.append(SourcedLine("/sys/module/amdgpu", None, "/sys/module/amdgpu does not exist"))
+            out.append(SourcedLine("/sys/module/amdgpu", None, "missing: amdgpu is neither loaded nor built in"))
         return out
 
     @functools.cached_property

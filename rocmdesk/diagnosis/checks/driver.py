@@ -92,8 +92,7 @@ def amdgpu_not_loaded(ctx):
     details = []
     for dev in unbound:
         bound = f"bound to {dev.driver}" if dev.driver else "no driver bound"
-        ev.append(Evidence(f"{dev.address} [{dev.ids}] class 0x{dev.pci_class or 0:06x}: {bound}",
-                           f"{dev.path}/driver"))
+        ev.append(Evidence(f"[{dev.ids}] class 0x{dev.pci_class or 0:06x}: {bound}", f"{dev.path}/driver"))
         if dev.driver == "radeon":
             details.append(
                 f"{dev.address} is driven by the old radeon kernel driver. The kernel gives radeon only "
@@ -104,8 +103,19 @@ def amdgpu_not_loaded(ctx):
     ev.extend(evidence(line) for line in facts.amdgpu_loaded_evidence())
     # a GPU deliberately handed to a virtual machine is not a fault on this host
     passthrough = all(d.driver == "vfio-pci" for d in unbound)
+    steps = None
+    if facts.amdgpu_loaded and any(d.driver is None for d in unbound):
+        # loaded but not bound: a blacklist or nomodeset cannot be the cause and `modprobe amdgpu` does nothing
+        addresses = ", ".join(d.address for d in unbound if d.driver is None)
+        details.append(f"amdgpu is loaded but did not take {addresses}: it either failed to initialise the card "
+                       "(missing firmware, an init error) or this kernel does not know the card's device ID.")
+        steps = (f"Look for the card in the kernel messages: `sudo dmesg | grep -iE 'amdgpu|{addresses.split(',')[0]}'`"
+                 " (\"Fatal error during GPU init\", \"Direct firmware load ... failed\").",
+                 "If the card is newer than the kernel, install a newer kernel (Ubuntu: the HWE kernel) and the "
+                 "current linux-firmware package, then reboot.",
+                 "Check afterwards: `lspci -nnk -d 1002:` must say `Kernel driver in use: amdgpu` for the card.")
     return Failed(evidence=ev, details=" ".join(details) or None, subject=", ".join(d.address for d in unbound),
-                  severity=Severity.INFO if passthrough else None)
+                  severity=Severity.INFO if passthrough else None, fix_steps=steps)
 
 
 # -- amdgpu-blacklisted ---------------------------------------------------------------------------------
@@ -257,7 +267,7 @@ def secure_boot_blocks_dkms(ctx):
         return Skipped("cannot tell whether amdgpu is loaded (/proc/modules and /sys/module unreadable)")
     if loaded:
         return Passed("DKMS amdgpu is loaded with Secure Boot on (its signing key is enrolled)")
-    ev = [Evidence(f"DKMS module {m}", m) for m in modules]
+    ev = [Evidence(f"DKMS amdgpu module for {facts.kernel_release}", m) for m in modules]
     ev.append(Evidence(sb_text, "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"))
     ev.extend(evidence(x) for x in facts.amdgpu_loaded_evidence())
     if facts.kernel_log is not None:
@@ -312,7 +322,7 @@ def amdgpu_pro_leftover(ctx):
                     ev.append(Evidence(f"{name} installed", f"{source} (output)"))
                 rocm = rocm or _is_rocm_package(name)
     if facts.root.is_dir("/opt/amdgpu-pro"):
-        ev.append(Evidence("/opt/amdgpu-pro exists", "/opt/amdgpu-pro"))
+        ev.append(Evidence("folder exists", "/opt/amdgpu-pro"))
     for name in facts.root.listdir("/etc/apt/sources.list.d"):
         if "amdgpu-pro" in name:
             ev.append(Evidence(f"APT source {name}", f"/etc/apt/sources.list.d/{name}"))
@@ -343,7 +353,7 @@ def kfd_missing(ctx):
     if facts.root.exists("/dev/kfd"):
         return Passed("/dev/kfd exists")
     ev = [evidence(x) for x in facts.amdgpu_loaded_evidence()]
-    ev.append(Evidence("/dev/kfd does not exist", "/dev/kfd"))
+    ev.append(Evidence("does not exist", "/dev/kfd"))
     details = []
     kver = facts.kernel_release
     if kver:
@@ -374,6 +384,8 @@ def _kernel_log(ctx):
 
 
 _FATAL_INIT_RE = re.compile(r"Fatal error during GPU init|amdgpu_device_ip_init failed")
+# PSP trusted-application firmware: "not a requirement for basic ROCm functionality" (ROCm/legacy-rocm-build#912)
+_OPTIONAL_FIRMWARE_RE = re.compile(r"_ta\.bin$")
 FIRMWARE_UPDATE = {
     "debian": "Update the firmware package: `sudo apt update && sudo apt install linux-firmware`.",
     "fedora": "Update the firmware package: `sudo dnf upgrade linux-firmware`.",
@@ -403,9 +415,14 @@ def firmware_load_failure(ctx):
         # ROCm/legacy-rocm-build#912). Without a failed init it is a warning, not the cause of a dead GPU.
         severity = Severity.WARNING
         details.append("This boot's log has no \"Fatal error during GPU init\" and amdgpu drives every AMD GPU, "
-                       "so the GPU initialised anyway: the missing file is optional for it (for example PSP "
-                       "trusted-application firmware, *_ta.bin, which ROCm does not need). Updating the "
-                       "firmware package still removes the message.")
+                       "so the GPU initialised anyway.")
+        if all(_OPTIONAL_FIRMWARE_RE.search(name) for name in files):
+            details.append("The missing file is PSP trusted-application firmware (*_ta.bin), which ROCm does not "
+                           "need. Updating the firmware package still removes the message.")
+        else:
+            # only *_ta.bin is known to be optional: never call a microcode file (gc_*_pfp.bin, ...) optional
+            details.append("rocmdesk cannot tell whether the GPU runs with reduced function without it: update "
+                           "the firmware package so the driver finds every file it asks for.")
     evidence_lines = [line for line, _m in hits[:MAX_EVIDENCE]] + [line for line, _m in fatal[:2]]
     family = facts.distro_family
     steps = None

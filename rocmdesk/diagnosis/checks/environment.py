@@ -30,20 +30,35 @@ VISIBLE_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEV
 
 
 def setting_evidence(s: EnvSetting) -> Evidence:
-    return Evidence(f"{s.name}={s.value}  ({s.scope})", s.path, s.line)
+    # the scope only when it says more than the path already does ("/home/a/.profile: X=1  (/home/a/.profile)")
+    scope = f"  ({s.scope})" if s.scope != s.path else ""
+    return Evidence(f"{s.name}={s.value}{scope}", s.path, s.line)
 
 
 def change_steps(s: EnvSetting, wanted: str | None) -> tuple[str, ...]:
     """Where to change a variable, in words that fit the kind of source."""
-    action = f"set it to `{s.name}={wanted}`" if wanted else "remove it"
+    action = f"change it to `{s.name}={wanted}`" if wanted else f"remove `{s.name}={s.value}`"
+    if s.path == "/proc/self/environ":
+        return (f"{s.name}={s.value} is set in this login session: find where it is set (a shell start-up file "
+                "such as ~/.bashrc or ~/.profile, /etc/environment, /etc/profile.d/ or the desktop's "
+                f"environment.d) and {action} there.",
+                "Log out and log back in (or open a new terminal if it came from a shell start-up file).")
     if s.path.startswith("/proc/"):
         return (f"{s.name}={s.value} is in the environment of {s.scope}: find where that program is "
                 f"started (a launcher script, a desktop file or a shell start-up file) and {action} there.",
                 "Restart the program.")
     if s.path.startswith("/etc/systemd/") or "/systemd/user/" in s.path or s.scope.endswith(".service"):
         unit = s.scope if s.scope.endswith(".service") else "the service"
-        return (f"Edit {s.where} (or run `sudo systemctl edit {unit}`) and {action} on the Environment= line.",
-                f"Run `sudo systemctl daemon-reload && sudo systemctl restart {unit}`.")
+        user = "/systemd/user/" in s.path
+        # not `systemctl edit`: a drop-in cannot take one variable away, and `NAME=` (set but empty) would
+        # itself hide every GPU (facts 4g)
+        edit_how = "Edit" if user else "As root, edit"
+        systemctl = "systemctl --user" if user else "sudo systemctl"
+        if "/systemd/" in s.path:
+            where = f"{edit_how} {s.where} and {action} from its Environment= line."
+        else:
+            where = f"{edit_how} {s.where} (the EnvironmentFile= of {unit}) and {action}."
+        return (where, f"Run `{systemctl} daemon-reload && {systemctl} restart {unit}`.")
     if s.path == "/etc/environment":
         return (f"Edit /etc/environment as root (line {s.line}) and {action}.", "Log out and log back in.")
     return (f"Edit {s.where} and {action}.", "Open a new terminal (or log out and in) so it takes effect.")
@@ -121,9 +136,9 @@ def hsa_override_mismatch(ctx):
         lines = []
         for g in wrong:
             right = _right_value(g.gfx)
-            advice = ("it is supported natively: no override needed" if right is None
+            advice = ("it is supported natively and needs no override" if right is None
                       else f"the right value is {right}")
-            lines.append(f"{s.value} is {version.family}, but GPU {_describe(g)} is {g.gfx.family}: {advice}.")
+            lines.append(f"{s.value} is {version.family}, but GPU {_describe(g)} is {g.gfx.family}; {advice}.")
         if not m and len({g.gfx.family for g in gpus}) > 1:
             lines.append(f"This machine mixes GPU families: use one {OVERRIDE}_<KFD node id> per GPU instead "
                          "of the global variable.")
@@ -245,18 +260,19 @@ def visible_devices_hides_gpus(ctx):
             if problem:
                 if rocr and after_rocr is not None and after_rocr != total:
                     problem += f" (ROCR_VISIBLE_DEVICES in the same place already narrowed them to {after_rocr})"
-                outcomes.append(_hidden(s, problem, after_rocr))
+                outcomes.append(_hidden(s, problem, total))
     if outcomes:
         return outcomes
     return Passed("the visible-devices variables leave GPUs visible"
                   + ("" if total is not None else " (GPU count unknown: only -1 and empty values were judged)"))
 
 
-def _hidden(s: EnvSetting, problem: str, count: int | None) -> Failed:
-    gpus = f" This machine has {count} GPU(s) in the KFD topology." if count is not None else ""
+def _hidden(s: EnvSetting, problem: str, total: int | None) -> Failed:
+    """``total``: the machine's GPUs in the KFD topology (not the count left after ROCR filtering)."""
+    gpus = f" This machine has {total} GPU(s) in the KFD topology." if total is not None else ""
+    # the explanation already says what PyTorch then reports
     return Failed(evidence=[setting_evidence(s)], subject=f"{s.name} ({s.scope})",
-                  details=f"{s.name}={s.value!r}: {problem}.{gpus} PyTorch then reports "
-                          "torch.cuda.is_available() == False.",
+                  details=f"{s.name}={s.value!r}: {problem}.{gpus}",
                   fix_steps=change_steps(s, None))
 
 

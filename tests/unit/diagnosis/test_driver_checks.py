@@ -34,7 +34,7 @@ def test_not_loaded_fires_when_gpu_unbound(root):
     assert finding.subject == sc.GPU_PCI
     texts = [e.text for e in finding.evidence]
     assert any("1002:744c" in t and "no driver bound" in t for t in texts)
-    assert any("does not list amdgpu" in t for t in texts)
+    assert any(t == "amdgpu is not listed" for t in texts)
     assert "0000:03:00.1" not in finding.subject  # the GPU's HDMI audio function is not a GPU
 
 
@@ -296,7 +296,7 @@ def test_kfd_missing_fires(root):
     sc.remove_kfd(root)
     finding = only_finding(sc.run_check(root, "kfd-missing"))
     assert any(e.path == "/dev/kfd" for e in finding.evidence)
-    assert any(e.path == "/proc/modules" and "lists amdgpu" in e.text for e in finding.evidence)
+    assert any(e.path == "/proc/modules" and e.text == "amdgpu is listed" for e in finding.evidence)
 
 
 def test_kfd_missing_kernel_without_hsa_and_container(root):
@@ -489,3 +489,21 @@ def test_overdrive_steps_follow_the_distribution_and_name_gfx_dcs(root):
     assert "GFX_DCS" in finding.explanation
     sc.set_ppfeaturemask(root, "0xfff7ffff")
     assert "GFX_DCS" not in only_finding(sc.run_check(root, "overdrive-enabled")).explanation
+
+
+def test_missing_microcode_is_never_called_optional(root):
+    sc.kernel_log(root, "amdgpu 0000:03:00.0: Direct firmware load for amdgpu/gc_11_0_0_pfp.bin failed with error -2")
+    finding = only_finding(sc.run_check(root, "firmware-load-failure"))
+    assert finding.severity is Severity.WARNING and "initialised anyway" in finding.explanation
+    assert "optional" not in finding.explanation and "_ta.bin" not in finding.explanation
+
+
+def test_loaded_but_unbound_gpu_gets_steps_for_that_case(root):
+    sc.unbind_gpu(root)
+    finding = only_finding(sc.run_check(root, "amdgpu-not-loaded"))
+    assert "amdgpu is loaded but did not take 0000:03:00.0" in finding.explanation
+    assert not any("modprobe amdgpu" in s for s in finding.fix.steps)
+    assert finding.evidence[0].text == "[1002:744c] class 0x030000: no driver bound"
+    sc.unload_amdgpu(root)
+    finding = only_finding(sc.run_check(root, "amdgpu-not-loaded"))
+    assert any("modprobe amdgpu" in s for s in finding.fix.steps), "not loaded: the generic steps"

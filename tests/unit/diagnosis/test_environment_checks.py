@@ -260,3 +260,50 @@ def test_wsl_still_checks_override_format(root):
 def test_environment_checks_on_empty_root(tmp_path):
     for check_id in (MISMATCH, VISIBLE, "wsl-environment"):
         assert sc.run_check(tmp_path, check_id).status is Status.PASS
+
+
+# -- wording a support engineer reads ------------------------------------------------------------------
+
+
+def test_unit_fix_edits_the_line_and_never_suggests_a_drop_in(root):
+    """A drop-in cannot take a variable away, and `NAME=` (set but empty) would hide every GPU."""
+    sc.unit_environment(root, "ROCR_VISIBLE_DEVICES", "5")
+    finding = sc.run_check(root, VISIBLE).findings[0]
+    assert finding.fix.steps[0] == ("As root, edit /etc/systemd/system/ollama.service:14 and remove "
+                                    "`ROCR_VISIBLE_DEVICES=5` from its Environment= line.")
+    assert "systemctl edit" not in " ".join(finding.fix.steps)
+    assert finding.explanation.count("is_available() == False") == 1, "said once, in the explanation"
+
+
+def test_environment_file_of_a_unit_is_named_as_such(root):
+    text = (root / "etc/systemd/system/ollama.service").read_text()
+    sc.write(root, "/etc/systemd/system/ollama.service",
+             text.replace("[Install]", "EnvironmentFile=-/etc/default/ollama\n\n[Install]"))
+    sc.write(root, "/etc/default/ollama", "HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    steps = sc.run_check(root, MISMATCH).findings[0].fix.steps
+    assert steps[0] == ("As root, edit /etc/default/ollama:1 (the EnvironmentFile= of ollama.service) and remove "
+                        "`HSA_OVERRIDE_GFX_VERSION=10.3.0`.")
+
+
+def test_session_override_points_at_login_files_and_evidence_names_the_scope_once(root):
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="10.3.0")
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    assert "set in this login session" in finding.fix.steps[0] and "that program" not in finding.fix.steps[0]
+    assert "is RDNA3; it is supported natively and needs no override." in finding.explanation
+    assert str(finding.evidence[0]) == "/proc/self/environ: HSA_OVERRIDE_GFX_VERSION=10.3.0  (this session)"
+    sc.session_env(root)
+    sc.export_in_profile(root, "HSA_OVERRIDE_GFX_VERSION", "9.0.0")
+    finding = sc.run_check(root, MISMATCH).findings[0]
+    assert finding.evidence[0].text == "HSA_OVERRIDE_GFX_VERSION=9.0.0", "the path is not repeated as the scope"
+    assert "remove `HSA_OVERRIDE_GFX_VERSION=9.0.0`" in finding.fix.steps[0]
+
+
+def test_hidden_gpus_count_is_the_machines_not_the_rocr_narrowed_one(root):
+    sc.add_second_gpu(root)
+    sc.unit_environment(root, "ROCR_VISIBLE_DEVICES", "1")
+    text = (root / "etc/systemd/system/ollama.service").read_text()
+    sc.write(root, "/etc/systemd/system/ollama.service",
+             text.replace("[Install]", "Environment=HIP_VISIBLE_DEVICES=1\n\n[Install]"))
+    finding = next(f for f in sc.run_check(root, VISIBLE).findings if "HIP_VISIBLE_DEVICES" in f.subject)
+    assert "already narrowed them to 1" in finding.explanation
+    assert "This machine has 2 GPU(s) in the KFD topology." in finding.explanation
