@@ -36,6 +36,7 @@ from rocmdesk.ui.feed import GpuEvent
 from rocmdesk.ui.formatting import GIB, c_to_unit, fmt_window, gpu_label, ordered_sensors
 from rocmdesk.ui.graph_data import minmax_decimate, nearest_index, steps
 from rocmdesk.ui.settings import GRAPH_WINDOWS_S
+from rocmdesk.ui.widgets import set_text
 
 log = logging.getLogger(__name__)
 
@@ -249,6 +250,17 @@ class GraphsTab(QtWidgets.QWidget):
         self.tip.setZValue(1000)
         self.tip.hide()
         self._tip_plot: str | None = None
+
+        # a plot with nothing to draw says why (the sensor's N/A reason) instead of showing bare axes
+        self.empty_notes: dict[str, pg.TextItem] = {}
+        self._note_texts: dict[str, str] = {}
+        for name, plot in self.plots.items():
+            note = pg.TextItem("", color=pal.muted, anchor=(0.5, 0.5))
+            note.setZValue(500)
+            note.hide()
+            plot.addItem(note, ignoreBounds=True)
+            self.empty_notes[name] = note
+            plot.getViewBox().sigRangeChanged.connect(lambda *_a, name=name: self._place_note(name))
         self._mouse_proxy = pg.SignalProxy(self.view.scene().sigMouseMoved, rateLimit=30, slot=self._on_mouse)
 
         lay = QtWidgets.QVBoxLayout(self)
@@ -338,6 +350,13 @@ class GraphsTab(QtWidgets.QWidget):
         self.auto_y_button.clicked.connect(lambda: self.auto_y())
         self.auto_y_button.hide()
 
+        # right after start (or on a static root folder) a 1 h window holds a few seconds of data:
+        # the lines are a few pixels at the right edge, so say so instead of looking broken
+        self.history_note = QtWidgets.QLabel(self.controls)
+        self.history_note.setObjectName("historyNote")
+        self.history_note.setAccessibleName("Recorded history")
+        self.history_note.hide()
+
         self.export_button = QtWidgets.QPushButton("Export CSV…", self.controls)
         self.export_button.setAccessibleName("Export visible history to CSV")
         self.export_button.clicked.connect(self._export_dialog)
@@ -362,6 +381,7 @@ class GraphsTab(QtWidgets.QWidget):
         row.addWidget(self.pause_button)
         row.addWidget(self.live_button)
         row.addWidget(self.auto_y_button)
+        row.addWidget(self.history_note)
         row.addStretch(1)
         row.addWidget(self.export_button)
         outer.addWidget(self.legend)
@@ -555,6 +575,8 @@ class GraphsTab(QtWidgets.QWidget):
             plot.setTitle(title, color=pal.text, size="10pt")
         self.tip.fill = pg.mkBrush(pal.surface + "e8")
         self.tip.setColor(pal.text)
+        for note in self.empty_notes.values():
+            note.setColor(pal.muted)
         self.rebuild()
 
     # -- drawing ----------------------------------------------------------------------------------------
@@ -623,6 +645,7 @@ class GraphsTab(QtWidgets.QWidget):
         gap = max(5.0, 5.0 / max(self.ctx.feed.rate_hz, 0.01))
         fahrenheit = self.settings.temp_unit == "F"
         extents: dict[str, list[float]] = {name: [math.inf, -math.inf] for name in PLOTS}
+        drawn: set[str] = set()  # plots with at least one finite value on a main (not step) curve
         for curve in self.curves:
             if curve.step:
                 t, y = self.series(curve.pci, curve.key, t0, t1)
@@ -646,10 +669,46 @@ class GraphsTab(QtWidgets.QWidget):
             curve.item.setData(x, v, connect="finite", skipFiniteCheck=True)
             finite = v[np.isfinite(v)]
             if len(finite):
+                drawn.add(curve.plot)
                 ext = extents[curve.plot]
                 ext[0] = min(ext[0], float(finite.min()))
                 ext[1] = max(ext[1], float(finite.max()))
         self._apply_ranges(t0, t1, extents)
+        self._update_notes(t1, drawn)
+
+    def _update_notes(self, t1: float, drawn: set[str]) -> None:
+        """Per-plot "no data" notes with the reason, and how much history there is so far."""
+        latest = self.ctx.feed.latest
+        for name in PLOTS:
+            curves = [c for c in self.curves if c.plot == name and not c.step]
+            text = ""
+            if curves and name not in drawn:
+                reasons = sorted({latest[c.pci].unavailable[c.key] for c in curves
+                                  if c.pci in latest and c.key in latest[c.pci].unavailable})
+                text = "No data: " + "; ".join(reasons) if reasons else "No samples in this time range"
+            if text != self._note_texts.get(name, ""):
+                self._note_texts[name] = text
+                self.empty_notes[name].setText(text)
+                self.empty_notes[name].setVisible(bool(text))
+            if text:
+                self._place_note(name)
+        note = ""
+        if self.follow:
+            history = self.ctx.history
+            firsts = [history[p].first_timestamp for p in {c.pci for c in self.curves} if p in history]
+            firsts = [f for f in firsts if f is not None]
+            window = self.settings.graph_window_s
+            if firsts and t1 - min(firsts) < 0.25 * window:
+                note = (f"{fmt_span(t1 - min(firsts))} recorded so far of the {fmt_window(window)} "
+                        "window: lines grow from the right")
+        set_text(self.history_note, note)
+        self.history_note.setVisible(bool(note))
+
+    def _place_note(self, name: str) -> None:
+        note = self.empty_notes[name]
+        if note.isVisible():
+            (x0, x1), (y0, y1) = self.plots[name].getViewBox().viewRange()
+            note.setPos((x0 + x1) / 2, (y0 + y1) / 2)
 
     def _apply_ranges(self, t0: float, t1: float, extents: dict[str, list[float]]) -> None:
         self._setting_range = True
@@ -791,6 +850,12 @@ class GraphsTab(QtWidgets.QWidget):
     @property
     def draw_count(self) -> int:
         return self._draw_count
+
+
+def fmt_span(seconds: float) -> str:
+    """A short recorded span: "12 s", "4 min"."""
+    seconds = max(0, int(seconds))
+    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
 
 
 def nice_ceiling(value: float) -> float:
