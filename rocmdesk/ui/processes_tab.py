@@ -233,7 +233,8 @@ class ProcessesTab(QtWidgets.QWidget):
         rows = list(snapshot.processes)
         self.model.set_rows(rows, names)
         total_vram = sum(p.vram_bytes for p in rows if is_number(p.vram_bytes))
-        self.summary.setText(f"{len(rows)} process{'es' if len(rows) != 1 else ''} · {fmt_bytes(total_vram)} VRAM"
+        count = len({p.pid for p in rows})  # a process on two GPUs has two rows
+        self.summary.setText(f"{count} process{'es' if count != 1 else ''} · {fmt_bytes(total_vram)} VRAM"
                              if rows else "")
         if rows:
             self.empty.hide()

@@ -88,6 +88,7 @@ def test_kfd_processes_in_the_table(qtbot, open_window, manual_factory, tmp_path
     assert "cu_occupancy" in tab.model.headerData(COMPUTE_COL, QtCore.Qt.Orientation.Horizontal, TIP)
     tab.table.sortByColumn(COMPUTE_COL, QtCore.Qt.SortOrder.DescendingOrder)
     assert tab.proxy.index(0, COMPUTE_COL).data() == "75 %"
+    assert tab.summary.text().startswith("3 processes · ")  # 4 rows, 3 processes
     shot = os.environ.get("ROCMDESK_KFD_SHOT")
     if shot:  # look at it as a user would: ROCMDESK_KFD_SHOT=/tmp/p.png pytest this file
         tab.grab().save(shot)
