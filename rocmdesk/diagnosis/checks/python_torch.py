@@ -66,7 +66,7 @@ def _torch_evidence(env: PythonEnv) -> list[Evidence]:
         out.append(Evidence(f"… and {len(info.requires_nvidia) - 3} more nvidia-* requirements", info.metadata))
     if info.bundles_hip_runtime:
         out.append(Evidence("bundles the ROCm runtime (libamdhip64.so)", f"{info.site_packages}/torch/lib"))
-    out.append(Evidence(f"decided by: {info.decided_by}"))
+    # no "decided by" line: the finding's text says it, and the version.py/METADATA lines above are its proof
     for comfy in env.comfyui:
         out.append(Evidence(f"used by ComfyUI at {comfy}", comfy))
     for how in env.found_by[:2]:
@@ -118,7 +118,8 @@ def torch_wheel_mismatch(ctx):
         symptom = ("`RuntimeError: Found no NVIDIA driver on your system.`" if info.build == "cuda"
                    else "`AssertionError: Torch not compiled with CUDA enabled`")
         details = (f"torch {info.version or '?'} in {env.path} is {kind} ({info.decided_by}). On this AMD "
-                   f"machine it cannot use the GPU; expect {symptom}. Reinstall from PyTorch's ROCm index "
+                   f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} "
+                   "Reinstall from PyTorch's ROCm index "
                    f"({index}: {why}).")
         steps = (f"`{reinstall_command(env, index)}`",
                  "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "

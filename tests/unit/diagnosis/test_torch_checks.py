@@ -270,3 +270,15 @@ def test_pynvml_may_is_a_warning(tmp_path):
 def test_pynvml_skips_without_rocm_torch(tmp_path):
     make_venv(tmp_path, "home/alice/v", "cuda", packages={"pynvml": "11.5.3"})
     assert "no Python environment with a ROCm torch" in run(PYNVML, tmp_path).reason
+
+
+def test_cuda_wheel_finding_says_why_once_and_punctuates_the_error(tmp_path):
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "root")
+    make_comfyui(root, f"home/{sc.USER}/ComfyUI", torch="cuda")
+    finding = sc.run_check(root, "torch-wheel-mismatch").findings[0]
+    assert "`RuntimeError: Found no NVIDIA driver on your system.` Reinstall" in finding.explanation
+    assert ".`." not in finding.explanation
+    assert not any(e.text.startswith("decided by") for e in finding.evidence)
+    assert any(e.path.endswith("torch/version.py") for e in finding.evidence)
