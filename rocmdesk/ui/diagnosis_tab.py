@@ -33,6 +33,7 @@ FILTERS = (("All checks", None), ("Problems only", "problems"), ("Errors", Sever
            ("Warnings", Severity.WARNING), ("Info", Severity.INFO))
 INFO_BLUE = "#3b82f6"
 ERROR_PURPLE = "#a855f7"
+CHECK_COLUMN_MIN, CHECK_COLUMN_MAX = 200, 340  # px of the check-name column
 
 
 def _worst(result: CheckResult) -> Severity | None:
@@ -164,7 +165,8 @@ class DiagnosisTab(QtWidgets.QWidget):
         self.tree.setAlternatingRowColors(False)
         self.tree.header().setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.Interactive)
         self.tree.header().setStretchLastSection(True)
-        self.tree.setColumnWidth(0, 340)
+        self.tree.setColumnWidth(0, CHECK_COLUMN_MAX)
+        self._check_column_fitted = False  # fitted to the names once, then left to the user
         self.tree.currentItemChanged.connect(lambda cur, _prev: self._show_item(cur))
         self.tree.setAccessibleName("Checks")
 
@@ -396,6 +398,8 @@ class DiagnosisTab(QtWidgets.QWidget):
         for result in results:
             self._set_check(result)
         self._apply_filter()
+        if not self._check_column_fitted:
+            self._fit_check_column()
         first_problem = next((r for r in results if r.status in (Status.FAIL, Status.ERROR)), None)
         target = selected or (first_problem.id if first_problem else None)
         if target and target in self._check_items:
@@ -403,6 +407,13 @@ class DiagnosisTab(QtWidgets.QWidget):
             self.tree.setCurrentItem(item.child(0) if item.childCount() else item)
         else:
             self._show_summary()
+
+    def _fit_check_column(self) -> None:
+        """Check names get the width they need (within bounds), the results the rest: a fixed
+        340 px column left the results cut to ~220 px at 1280 px while the names used ~200."""
+        self._check_column_fitted = True
+        needed = self.tree.sizeHintForColumn(0) + 12  # Qt's own measure: indentation, icon, text
+        self.tree.setColumnWidth(0, max(CHECK_COLUMN_MIN, min(CHECK_COLUMN_MAX, needed)))
 
     def _matches(self, result: CheckResult, wanted) -> bool:
         if wanted is None:
