@@ -8,11 +8,11 @@ A group added with usermod only reaches new login sessions, hence two checks wit
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import DeviceNode, HostFacts
-from rocmdesk.diagnosis.model import Evidence, Fix
+from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,8 @@ class _Access:
     not_in_session: list[_Denied]
     user_name: str
     session_known: bool
+    # open through a group this session has but /etc/group no longer gives the user: lost at the next login
+    session_only: list[_Denied] = field(default_factory=list)
 
 
 def _can_open_without_group(node: DeviceNode, uid: int) -> bool:
@@ -78,6 +80,8 @@ def _analyse(ctx) -> _Access | Skipped | Passed:
         group_rw = (node.mode >> 3) & RW == RW
         denied = _Denied(node, facts.group_name(node.gid), group_rw)
         if group_rw and status.groups is not None and node.gid in session:
+            if configured is not None and node.gid not in configured:
+                access.session_only.append(denied)
             continue
         if configured is None:
             unknown_user = True
@@ -124,6 +128,15 @@ def user_not_in_render_group(ctx):
     if not isinstance(access, _Access):
         return access
     facts: HostFacts = ctx.facts
+    if not access.not_configured and access.session_only:
+        # never "configured" when /etc/group no longer lists the user: this session works, the next one will not
+        groups = sorted({d.group or str(d.node.gid) for d in access.session_only})
+        return Failed(
+            evidence=_denied_evidence(facts, access.session_only, "Groups"), subject=access.user_name,
+            severity=Severity.WARNING, fix=_add_groups_fix(facts, access.user_name, groups),
+            details=(f"This session still has {', '.join(groups)}, but /etc/group no longer lists "
+                     f"{access.user_name} there: the GPU stops working at the next login (unless a directory "
+                     "service such as LDAP or SSSD provides the membership)."))
     if not access.not_configured:
         return Passed(f"{access.user_name} is configured in the groups of /dev/kfd and the render nodes")
     ev = _denied_evidence(facts, access.not_configured, "Uid")
@@ -146,22 +159,24 @@ def user_not_in_render_group(ctx):
                      "it (that would give access to much more than the GPU). A udev rule should give the "
                      "device to the render group, as ROCm's install guide does."),
             fix=_udev_fix(facts))
-    wanted = [g for g in ROCM_GROUPS if facts.group_by_name(g) is not None]
     missing = sorted({d.group or str(d.node.gid) for d in access.not_configured})
+    return Failed(evidence=ev, subject=access.user_name, fix=_add_groups_fix(facts, access.user_name, missing),
+                  details=f"Missing group(s): {', '.join(missing)}.")
+
+
+def _add_groups_fix(facts: HostFacts, user_name: str, missing: list[str]) -> Fix:
+    """usermod through the helper when the groups are ROCm's render/video, by hand otherwise."""
+    wanted = [g for g in ROCM_GROUPS if facts.group_by_name(g) is not None]
     if wanted and set(missing) <= set(wanted):
         groups = ",".join(wanted)
-        fix = Fix("add-user-to-groups", True, (
-            f"Add {access.user_name} to the {' and '.join(wanted)} groups: `sudo usermod -a -G {groups} "
-            f"{access.user_name}`.",
+        return Fix("add-user-to-groups", True, (
+            f"Add {user_name} to the {' and '.join(wanted)} groups: `sudo usermod -a -G {groups} {user_name}`.",
             "Log out and log back in (or reboot): group changes only reach new login sessions."),
             ("add-user-to-groups", groups))
-    else:
-        fix = Fix("add-user-to-groups-manual", True, (
-            f"Add {access.user_name} to the group(s) {', '.join(missing)}: `sudo usermod -a -G "
-            f"{','.join(missing)} {access.user_name}`.",
-            "Log out and log back in (or reboot)."))
-    return Failed(evidence=ev, subject=access.user_name, fix=fix,
-                  details=f"Missing group(s): {', '.join(missing)}.")
+    return Fix("add-user-to-groups-manual", True, (
+        f"Add {user_name} to the group(s) {', '.join(missing)}: `sudo usermod -a -G {','.join(missing)} "
+        f"{user_name}`.",
+        "Log out and log back in (or reboot)."))
 
 
 def _udev_fix(facts: HostFacts) -> Fix:

@@ -168,3 +168,17 @@ def test_device_of_a_system_group_never_suggests_joining_it(root):
     steps = " ".join(finding.fix.steps)
     assert "-G root" not in steps and 'GROUP="render"' in steps
     assert "system group" in finding.explanation
+
+
+def test_membership_only_left_in_this_session_is_not_called_configured(root):
+    """/etc/group no longer lists the user in render, but this session still has it: works now, not after the
+    next login. The check must not pass with "configured"."""
+    sc.remove_user_from_group(root, "render")
+    result = sc.run_check(root, NOT_IN)
+    assert result.status is Status.FAIL
+    finding = result.findings[0]
+    assert finding.severity is Severity.WARNING
+    assert "no longer lists" in finding.explanation and "next login" in finding.explanation
+    assert finding.fix.action == ("add-user-to-groups", "render,video")
+    assert any(e.path == "/proc/self/status" and e.text.startswith("Groups:") for e in finding.evidence)
+    assert sc.run_check(root, "group-not-active-in-session").status is Status.PASS
