@@ -25,6 +25,14 @@ PKEXEC_DISMISSED = 126
 PKEXEC_NOT_AUTHORIZED = 127
 PREVIEW_TIMEOUT_S = 30.0
 POLKIT_ACTION_DIRS = ("/usr/share/polkit-1/actions",)
+# pkexec exits 127 without asking anyone when no polkit agent can ask for the password. Its stderr then
+# says "Error creating textual authentication agent: ..." (polkit 121+, no terminal) or "No authentication
+# agent found." (older polkit); pkexec prints these untranslated (polkit src/programs/pkexec.c).
+NO_AGENT_MARK = "authentication agent"
+NO_AGENT_MESSAGE = ("Not authorized: no polkit authentication agent is running, so nobody could be asked for the "
+                    "password. Nothing was changed. Start your desktop's polkit agent (for example "
+                    "polkit-gnome-authentication-agent-1, lxpolkit or polkit-kde-authentication-agent-1) and "
+                    "try again, or follow the manual steps.")
 
 INSTALL_HINT = (
     "The one-click fixes need rocmdesk's small root helper, which a pip install does not include. "
@@ -125,6 +133,8 @@ def outcome_from_exit(exit_code: int | None, stdout: str, stderr: str = "") -> O
     """Plain words for how an Apply ended."""
     if exit_code == PKEXEC_DISMISSED:
         return Outcome(OutcomeKind.DISMISSED, "Cancelled: the password dialog was closed, so nothing was changed.")
+    if exit_code == PKEXEC_NOT_AUTHORIZED and NO_AGENT_MARK in (stderr or ""):
+        return Outcome(OutcomeKind.NOT_AUTHORIZED, NO_AGENT_MESSAGE)
     if exit_code == PKEXEC_NOT_AUTHORIZED:
         return Outcome(OutcomeKind.NOT_AUTHORIZED,
                        "Not authorized: the password was not accepted or your account may not make this change. "
