@@ -37,7 +37,7 @@ from rocmdesk.ui.widgets import (
     ElidedLabel,
     MeterBar,
     Sparkline,
-    fix_label_width,
+    ValueLabel,
     set_property,
     set_text,
     set_tooltip,
@@ -69,20 +69,24 @@ def memory_caption(info: GpuInfo) -> str:
 
 
 class Metric(QtWidgets.QWidget):
-    """Caption, value, detail and an optional meter, in two lines."""
+    """Caption, value, detail and an optional meter, in two lines.
+
+    The parts that change every second paint opaquely, and what was last shown is kept here, so an
+    unchanged part costs a tuple compare instead of Qt round trips.
+    """
 
     def __init__(self, caption: str, with_bar: bool, parent: QtWidgets.QWidget | None = None,
                  widest: str = "8888 MHz") -> None:
         super().__init__(parent)
         self.caption = QtWidgets.QLabel(caption.upper(), self)
         self.caption.setObjectName("metricCaption")
-        self.value = QtWidgets.QLabel(NA, self)
-        self.value.setObjectName("metricValue")
-        self.value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.NoTextInteraction)
-        fix_label_width(self.value, widest)
+        self.value = ValueLabel(widest, self, NA)
         self.detail = ElidedLabel("", self, QtCore.Qt.AlignmentFlag.AlignRight)
         self.detail.setObjectName("metricDetail")
+        self.detail.set_on_surface()
         self.bar = MeterBar(self) if with_bar else None
+        if self.bar is not None:
+            self.bar.set_on_surface()
         grid = QtWidgets.QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(8)
@@ -97,17 +101,17 @@ class Metric(QtWidgets.QWidget):
             grid.addWidget(self.bar, 1, 0, 1, 3)
         self.setAccessibleName(caption)
         self._description = ""
+        self._tooltip = ""
 
     def show_value(self, text: str, detail: str = "", tooltip: str = "", color: str | None = None) -> None:
-        set_text(self.value, text)
+        na = text == NA
+        self.value.set_value(text, None if na else color, na)
         self.detail.set_full_text(detail)
-        set_property(self.value, "na", text == NA)
-        set_tooltip(self.value, tooltip)
-        set_tooltip(self.caption, tooltip)
-        style = f"color: {color};" if color and text != NA else ""
-        if self.value.styleSheet() != style:
-            self.value.setStyleSheet(style)
-        description = f"{text} {detail}".strip() + (f" ({tooltip})" if text == NA and tooltip else "")
+        if tooltip != self._tooltip:
+            self._tooltip = tooltip
+            self.value.setToolTip(tooltip)
+            self.caption.setToolTip(tooltip)
+        description = f"{text} {detail}".strip() + (f" ({tooltip})" if na and tooltip else "")
         if description != self._description:  # each change is an accessibility event: only real ones
             self._description = description
             self.setAccessibleDescription(description)
@@ -121,15 +125,26 @@ class TempReadout(QtWidgets.QWidget):
         self.sensor = sensor
         self.name = QtWidgets.QLabel(sensor.capitalize(), self)
         self.name.setObjectName("metricDetail")
-        self.value = QtWidgets.QLabel(NA, self)
-        self.value.setObjectName("metricValue")
-        fix_label_width(self.value, "888 °F")
+        self.value = ValueLabel("888 °F", self, NA)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
         lay.addWidget(self.name)
         lay.addWidget(self.value)
         self.setAccessibleName(f"{sensor} temperature")
+        self._shown: tuple[str, str | None, str] = (NA, None, "")
+
+    def show_reading(self, text: str, color: str | None, tip: str) -> None:
+        if (text, color, tip) == self._shown:
+            return
+        old_tip = self._shown[2]
+        self._shown = (text, color, tip)
+        na = text == NA
+        self.value.set_value(text, None if na else color, na)
+        if tip != old_tip:
+            self.value.setToolTip(tip)
+            self.name.setToolTip(tip)
+        self.setAccessibleDescription(f"{text} ({tip})")
 
 
 class GpuCard(QtWidgets.QFrame):
@@ -322,10 +337,7 @@ class GpuCard(QtWidgets.QFrame):
         for sensor, readout in self.temps.items():
             value = s.temperature_c.get(sensor)
             crit = s.temperature_crit_c.get(sensor)
-            level = temp_level(value, crit)
             text = fmt_temp(value, self.unit)
-            set_text(readout.value, text)
-            set_property(readout.value, "na", text == NA)
             if text == NA:
                 tip = reason_of(na, f"temperature_c.{sensor}")
             elif is_number(crit):
@@ -335,14 +347,8 @@ class GpuCard(QtWidgets.QFrame):
                     tip += f", emergency shutdown at {fmt_temp(emergency, self.unit)}"
             else:
                 tip = f"{sensor}: this GPU reports no critical limit"
-            set_tooltip(readout.value, tip)
-            set_tooltip(readout.name, tip)
-            style = f"color: {pal.level(level)};" if level is not Level.UNKNOWN else ""
-            if readout.value.styleSheet() != style:
-                readout.value.setStyleSheet(style)
-            description = f"{text} ({tip})"
-            if readout.accessibleDescription() != description:
-                readout.setAccessibleDescription(description)
+            level = temp_level(value, crit)
+            readout.show_reading(text, pal.level(level) if level is not Level.UNKNOWN else None, tip)
 
         # power against cap
         frac = ratio(s.power_w, s.power_cap_w)

@@ -6,6 +6,8 @@ import numpy as np
 import pyqtgraph.functions as fn
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from rocmdesk.ui import theme
+
 
 def set_text(label: QtWidgets.QLabel, text: str) -> bool:
     """setText only when it changes: a relabel costs a relayout, and most ticks change nothing."""
@@ -39,7 +41,13 @@ class MeterBar(QtWidgets.QWidget):
         self._color = QtGui.QColor("#3b82f6")
         self._trough = QtGui.QColor("#e5e7eb")
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
-        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
+        self._opaque = False
+
+    def set_on_surface(self, on: bool = True) -> None:
+        """Paint the theme's surface colour behind the rounded ends: the parent is then not repainted
+        under the bar each time it moves (see ``ValueLabel``)."""
+        self._opaque = on
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, on)
 
     def sizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(80, max(5, self.fontMetrics().height() // 3))
@@ -67,6 +75,8 @@ class MeterBar(QtWidgets.QWidget):
 
     def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
         p = QtGui.QPainter(self)
+        if self._opaque:
+            p.fillRect(self.rect(), QtGui.QColor(theme.current().surface))
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
         rect = QtCore.QRectF(self.rect())
         radius = rect.height() / 2
@@ -98,8 +108,14 @@ class ElidedLabel(QtWidgets.QWidget):
         self._full = ""
         self._shown = ""
         self._alignment = alignment | QtCore.Qt.AlignmentFlag.AlignVCenter
+        self._opaque = False
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Fixed)
         self.set_full_text(text)
+
+    def set_on_surface(self, on: bool = True) -> None:
+        """Fill with the theme's surface colour (see ``ValueLabel``)."""
+        self._opaque = on
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, on)
 
     def setAlignment(self, alignment: QtCore.Qt.AlignmentFlag) -> None:
         self._alignment = alignment | QtCore.Qt.AlignmentFlag.AlignVCenter
@@ -147,17 +163,75 @@ class ElidedLabel(QtWidgets.QWidget):
 
     def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
         p = QtGui.QPainter(self)
+        if self._opaque:
+            p.fillRect(self.rect(), QtGui.QColor(theme.current().surface))
         p.setPen(self.palette().color(self.foregroundRole()))
         p.drawText(self.rect(), int(self._alignment), self._shown)
 
 
-def fix_label_width(label: QtWidgets.QLabel, widest: str, bold: bool = True) -> None:
-    """Give a value label a fixed size that fits ``widest``: its text changes every second, and a
-    fixed-size widget does not make the layout recompute (see QWidget::updateGeometry)."""
-    font = QtGui.QFont(label.font())
-    font.setBold(bold)
-    fm = QtGui.QFontMetrics(font)
-    label.setFixedSize(fm.horizontalAdvance(widest) + 4, fm.height())
+class ValueLabel(QtWidgets.QWidget):
+    """A live number: fixed size, painted opaquely on the card surface, colour set directly.
+
+    A QLabel styled per value (``setStyleSheet("color: …")``) re-polishes on each colour change and,
+    being transparent, makes Qt repaint its parents under it every second; this paints only itself.
+    N/A is shown muted and italic, like the style sheet's ``[na="true"]`` labels.
+    """
+
+    def __init__(self, widest: str, parent: QtWidgets.QWidget | None = None, text: str = "") -> None:
+        super().__init__(parent)
+        self._text = text
+        self._color: str | None = None
+        self._na = False
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
+        font = QtGui.QFont(self.font())
+        font.setWeight(QtGui.QFont.Weight.DemiBold)
+        self._bold = font
+        italic = QtGui.QFont(self.font())
+        italic.setItalic(True)
+        self._italic = italic
+        self._widest = widest
+        self._fit()
+
+    def _fit(self) -> None:
+        fm = QtGui.QFontMetrics(self._bold)
+        self.setFixedSize(fm.horizontalAdvance(self._widest) + 4, fm.height())
+
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.FontChange:
+            self._bold = QtGui.QFont(self.font())
+            self._bold.setWeight(QtGui.QFont.Weight.DemiBold)
+            self._italic = QtGui.QFont(self.font())
+            self._italic.setItalic(True)
+            self._fit()
+        elif event.type() == QtCore.QEvent.Type.EnabledChange:
+            self.update()
+
+    def text(self) -> str:
+        return self._text
+
+    def color(self) -> str | None:
+        """The colour set for the value (a level colour), None for the theme's text colour."""
+        return self._color
+
+    def is_na(self) -> bool:
+        return self._na
+
+    def set_value(self, text: str, color: str | None = None, na: bool = False) -> None:
+        if (text, color, na) == (self._text, self._color, self._na):
+            return
+        self._text, self._color, self._na = text, color, na
+        self.update()
+
+    def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
+        pal = theme.current()
+        p = QtGui.QPainter(self)
+        p.fillRect(self.rect(), QtGui.QColor(pal.surface))
+        muted = self._na or not self.isEnabled()
+        p.setPen(QtGui.QColor(pal.muted if muted else self._color or pal.text))
+        p.setFont(self._italic if self._na else self._bold)
+        p.drawText(self.rect(), int(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter),
+                   self._text)
 
 
 AREA_ALPHA = 70
