@@ -1,14 +1,24 @@
 """Desktop integration: validators, and the Debian package built, installed, checked and removed.
 
-The package test changes the machine (apt-get install, a system D-Bus and polkitd), so it runs
-only in CI (CI=true) or when ROCMDESK_SYSTEM_TESTS=1, and only as root on a Debian-like system.
+The package tests change the machine (apt-get install, a system D-Bus and polkitd, a throw-away user
+and a temporary polkit rule), so they run only in CI (CI=true) or when ROCMDESK_SYSTEM_TESTS=1, and
+only as root on a Debian-like system. The package is built and installed once for this module
+(``installed_package``) and purged when its last test ends.
+
+The pkexec tests run the app's own client code (rocmdesk.fixes.client from the installed package) as
+an unprivileged user, through the real setuid pkexec and polkitd, for a request that changes nothing:
+``reset-power-cap`` of a PCI address no machine has, which the helper refuses after authorization.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pwd
+import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -65,6 +75,10 @@ def _policy_actions() -> dict[str, str]:
 
 
 SYSTEM_TESTS = os.environ.get("CI") == "true" or os.environ.get("ROCMDESK_SYSTEM_TESTS") == "1"
+only_system = pytest.mark.skipif(not SYSTEM_TESTS,
+                                 reason="changes the machine: runs in CI or with ROCMDESK_SYSTEM_TESTS=1")
+only_root_dpkg = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("dpkg-deb") is None,
+                                    reason="needs root and dpkg")
 
 
 SYSTEM_BUS = Path("/run/dbus/system_bus_socket")
@@ -93,19 +107,21 @@ def _wait_for(condition, seconds: float) -> bool:
     return condition()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def system_dbus_and_polkit():
-    """A system bus and polkitd for pkaction, started only if none answers; stopped afterwards.
+    """A system bus and polkitd for pkaction and pkexec, started only if none answers; stopped afterwards.
 
     A machine whose earlier session ended leaves /run/dbus/system_bus_socket behind with no daemon
     (seen in CI: "Could not connect: Connection refused"), so liveness is checked by connecting.
     """
     started = []
+    own_bus = False
     if not _bus_answers():
         SYSTEM_BUS.parent.mkdir(parents=True, exist_ok=True)
         SYSTEM_BUS.unlink(missing_ok=True)
         _run(["dbus-uuidgen", "--ensure"])
         started.append(subprocess.Popen(["dbus-daemon", "--system", "--nofork", "--nopidfile"]))
+        own_bus = True
         assert _wait_for(_bus_answers, 15), "the system D-Bus daemon did not start"
     if not _polkit_answers():
         started.append(subprocess.Popen(["/usr/lib/polkit-1/polkitd", "--no-debug"],
@@ -118,59 +134,264 @@ def system_dbus_and_polkit():
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait(timeout=5)
+    if own_bus and not _bus_answers():
+        SYSTEM_BUS.unlink(missing_ok=True)  # the daemon leaves its socket behind: the stale file seen in CI
 
 
-@pytest.mark.skipif(not SYSTEM_TESTS, reason="changes the machine: runs in CI or with ROCMDESK_SYSTEM_TESTS=1")
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("dpkg-deb") is None, reason="needs root and dpkg")
-def test_debian_package_installs_runs_and_removes(tmp_path, system_dbus_and_polkit):
-    actions = _policy_actions()
-    build = _run(["bash", str(PACKAGING / "build-deb.sh"), "--out", str(tmp_path)], timeout=900)
+APT_ENV = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+
+
+@pytest.fixture(scope="module")
+def installed_package(tmp_path_factory, system_dbus_and_polkit):
+    """The .deb built from this checkout, installed once for the module; purged (and checked gone) at the end."""
+    out = tmp_path_factory.mktemp("deb")
+    build = _run(["bash", str(PACKAGING / "build-deb.sh"), "--out", str(out)], timeout=900)
     assert build.returncode == 0, build.stderr[-3000:]
     deb = Path(build.stdout.strip().splitlines()[-1])
     assert deb.is_file()
-
-    install = _run(["apt-get", "install", "-y", "-q", str(deb)], timeout=900,
-                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    install = _run(["apt-get", "install", "-y", "-q", str(deb)], timeout=900, env=APT_ENV)
     try:
-        version = _run(["/usr/bin/rocmdesk", "--version"], timeout=60)
-        assert version.returncode == 0 and version.stdout.startswith("rocmdesk "), version.stderr
-
-        # Resources (demo recordings, check metadata) are found in /usr/share/rocmdesk.
-        demo = _run(["/usr/bin/rocmdesk", "sample", "--backend", "demo", "--count", "1", "--json"], timeout=60)
-        assert demo.returncode == 0, demo.stderr
-        assert len(json.loads(demo.stdout.splitlines()[0])["gpus"]) == 8
-        shot = tmp_path / "installed.png"
-        screenshot = _run(["/usr/bin/rocmdesk", "screenshot", "--demo", "--tab", "overview", "--seconds", "1",
-                           "-o", str(shot)], timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
-        assert screenshot.returncode == 0, screenshot.stderr[-3000:]
-        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-        helper = Path("/usr/libexec/rocmdesk/rocmdesk-helper")
-        st = helper.stat()
-        assert st.st_uid == 0 and st.st_mode & 0o7777 == 0o755
-        refused = _run([str(helper), "no-such-action"], timeout=60,
-                       env={"PKEXEC_UID": "65534", "PATH": "/usr/bin:/bin"})
-        assert refused.returncode not in (0, 126, 127)
-        answer = json.loads(refused.stdout)
-        assert answer["ok"] is False and "action" in answer["error"].lower()
-
-        for action_id, exec_path in actions.items():
-            shown = _run(["pkaction", "--action-id", action_id, "--verbose"], timeout=30)
-            assert shown.returncode == 0, f"polkit does not know {action_id}: {shown.stderr}"
-            assert exec_path in shown.stdout
-            assert Path(exec_path).is_file()
-        # The app reads the helper's journal as the user; backups of /etc files stay root-only.
-        assert Path("/var/lib/rocmdesk").stat().st_mode & 0o777 == 0o755
-        assert Path("/var/lib/rocmdesk/backups").stat().st_mode & 0o777 == 0o700
-        for path in ("/usr/share/applications/org.rocmdesk.RocmDesk.desktop",
-                     "/usr/share/metainfo/org.rocmdesk.RocmDesk.metainfo.xml",
-                     "/usr/share/icons/hicolor/scalable/apps/rocmdesk.svg"):
-            assert Path(path).is_file(), path
+        assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+        yield deb
     finally:
-        remove = _run(["apt-get", "purge", "-y", "-q", "rocmdesk"], timeout=600,
-                      env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        remove = _run(["apt-get", "purge", "-y", "-q", "rocmdesk"], timeout=600, env=APT_ENV)
     assert remove.returncode == 0, remove.stderr
-    assert not Path("/usr/bin/rocmdesk").exists()
-    assert not Path("/usr/lib/rocmdesk").exists()
-    assert not Path("/usr/libexec/rocmdesk/rocmdesk-helper").exists()
+    for gone in ("/usr/bin/rocmdesk", "/usr/lib/rocmdesk", "/usr/libexec/rocmdesk/rocmdesk-helper",
+                 "/var/lib/rocmdesk", "/var/log/rocmdesk"):
+        assert not Path(gone).exists(), f"{gone} is left after purge"
+
+
+@only_system
+@only_root_dpkg
+def test_debian_package_installs_and_runs(tmp_path, installed_package):
+    actions = _policy_actions()
+    version = _run(["/usr/bin/rocmdesk", "--version"], timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("rocmdesk "), version.stderr
+
+    # Resources (demo recordings, check metadata) are found in /usr/share/rocmdesk.
+    demo = _run(["/usr/bin/rocmdesk", "sample", "--backend", "demo", "--count", "1", "--json"], timeout=60)
+    assert demo.returncode == 0, demo.stderr
+    assert len(json.loads(demo.stdout.splitlines()[0])["gpus"]) == 8
+    shot = tmp_path / "installed.png"
+    screenshot = _run(["/usr/bin/rocmdesk", "screenshot", "--demo", "--tab", "overview", "--seconds", "1",
+                       "-o", str(shot)], timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert screenshot.returncode == 0, screenshot.stderr[-3000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    helper = Path(HELPER)
+    st = helper.stat()
+    assert st.st_uid == 0 and st.st_mode & 0o7777 == 0o755
+    refused = _run([str(helper), "no-such-action"], timeout=60,
+                   env={"PKEXEC_UID": "65534", "PATH": "/usr/bin:/bin"})
+    assert refused.returncode not in (0, 126, 127)
+    answer = json.loads(refused.stdout)
+    assert answer["ok"] is False and "action" in answer["error"].lower()
+
+    for action_id, exec_path in actions.items():
+        shown = _run(["pkaction", "--action-id", action_id, "--verbose"], timeout=30)
+        assert shown.returncode == 0, f"polkit does not know {action_id}: {shown.stderr}"
+        assert exec_path in shown.stdout
+        assert Path(exec_path).is_file()
+    # The app reads the helper's journal as the user; backups of /etc files stay root-only.
+    assert Path("/var/lib/rocmdesk").stat().st_mode & 0o777 == 0o755
+    assert Path("/var/lib/rocmdesk/backups").stat().st_mode & 0o777 == 0o700
+    for path in ("/usr/share/applications/org.rocmdesk.RocmDesk.desktop",
+                 "/usr/share/metainfo/org.rocmdesk.RocmDesk.metainfo.xml",
+                 "/usr/share/icons/hicolor/scalable/apps/rocmdesk.svg"):
+        assert Path(path).is_file(), path
+
+
+# -- pkexec, for real, as an unprivileged user ----------------------------------------------------------------
+
+HELPER = "/usr/libexec/rocmdesk/rocmdesk-helper"
+PKEXEC = "/usr/bin/pkexec"
+AUDIT_LOG = Path("/var/log/rocmdesk/audit.log")
+RULES_DIR = Path("/etc/polkit-1/rules.d")
+# A well-formed PCI address in a domain no machine has: the helper refuses it ("no PCI device") after
+# pkexec has authorized the run, so nothing on this machine is touched.
+PROBE_PCI = "ffff:ff:1f.7"
+PROBE = ("reset-power-cap", PROBE_PCI)
+PROBE_POLKIT_ID = "org.rocmdesk.helper.reset-power-cap"
+# shadow-utils rewrites these backups on useradd/userdel; they are put back so no trace of the user stays.
+ETC_BACKUPS = tuple(Path(f"/etc/{name}-") for name in ("passwd", "group", "shadow", "gshadow"))
+
+# Runs as the throw-away user with the installed app's code, exactly like the launcher's sys.path, and does
+# what the Fix dialog does on Apply: helper_status(), pkexec_argv(), run that argv (no shell), then
+# outcome_from_exit(). Prints one JSON object; a traceback would fail the test.
+CLIENT_APPLY = r"""
+import json, os, subprocess, sys
+sys.path[:0] = ["/usr/lib/rocmdesk/vendor", "/usr/lib/rocmdesk"]
+from rocmdesk.fixes import client
+status = client.helper_status()
+argv = client.pkexec_argv(sys.argv[1:], status.pkexec or client.PKEXEC_CANDIDATES[0])
+proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+outcome = client.outcome_from_exit(proc.returncode, proc.stdout, proc.stderr)
+print(json.dumps({"uid": os.getuid(), "client": client.__file__, "ready": status.ready, "argv": argv,
+                  "exit_code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+                  "kind": outcome.kind.value, "message": outcome.message}))
+"""
+
+RULE = """// Temporary rule of rocmdesk's package test (tests/integration/test_packaging.py); removed when it ends.
+polkit.addRule(function(action, subject) {
+    if (subject.user == %s && %s.indexOf(action.id) >= 0) {
+        return polkit.Result.%s;
+    }
+});
+"""
+# pkcheck's exit code for each rule result (0 authorized, 1 not authorized, 2 needs authentication)
+PKCHECK_CODE = {"YES": 0, "NO": 1, "AUTH_ADMIN": 2, "AUTH_SELF": 2}
+
+
+def _as_user(user: str, argv: list[str], timeout: float = 90) -> subprocess.CompletedProcess:
+    """Run argv as user with a clean environment, from /, with no terminal; the whole group is killed on timeout."""
+    cmd = ["runuser", "-u", user, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/",
+           *argv]
+    proc = subprocess.Popen(cmd, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"{argv} as {user} did not finish in {timeout} s: {out} {err}") from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _client_apply(user: str, action: tuple[str, ...]) -> dict:
+    run = _as_user(user, ["/usr/bin/python3", "-I", "-c", CLIENT_APPLY, *action])
+    assert run.returncode == 0 and run.stderr == "", f"the client failed as {user}: {run.stderr}"
+    result = json.loads(run.stdout)
+    print(f"as {user}: {' '.join(result['argv'])} -> exit {result['exit_code']}, "
+          f"stdout {result['stdout'].strip()!r}, stderr {result['stderr'].strip()!r}; "
+          f"app says [{result['kind']}] {result['message']}")
+    return result
+
+
+def _pkcheck(user: str, action_id: str) -> int:
+    """polkit's answer for a process of user (the pkcheck process itself), as pkcheck's exit code."""
+    return _as_user(user, ["/bin/sh", "-c", f'exec /usr/bin/pkcheck --action-id {action_id} --process "$$"'],
+                    timeout=30).returncode
+
+
+def _audit_records_since(offset: int) -> list[dict]:
+    if not AUDIT_LOG.exists():
+        return []
+    return [json.loads(line) for line in AUDIT_LOG.read_bytes()[offset:].decode().splitlines() if line.strip()]
+
+
+def _audit_offset() -> int:
+    return AUDIT_LOG.stat().st_size if AUDIT_LOG.exists() else 0
+
+
+def _processes_of(uid: int) -> list[int]:
+    pids = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        with contextlib.suppress(OSError):
+            for line in status.read_text().splitlines():
+                if line.startswith("Uid:") and int(line.split()[1]) == uid:
+                    pids.append(int(status.parent.name))
+    return pids
+
+
+@pytest.fixture(scope="module")
+def throwaway_user(installed_package):
+    """A new system user with no home and no login shell; deleted afterwards with every trace in /etc."""
+    backups = {path: (path.read_bytes(), path.stat()) for path in ETC_BACKUPS if path.exists()}
+    name = "rdpk" + secrets.token_hex(4)
+    add = _run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group",
+                "--comment", "rocmdesk package test", name], timeout=60)
+    try:
+        assert add.returncode == 0, add.stderr
+        yield pwd.getpwnam(name)
+    finally:
+        with contextlib.suppress(KeyError):
+            for pid in _processes_of(pwd.getpwnam(name).pw_uid):  # only this test's processes run as it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        delete = _run(["userdel", name], timeout=60) if add.returncode == 0 else None
+        for path, (data, st) in backups.items():
+            if not path.exists() or path.read_bytes() != data:
+                path.write_bytes(data)
+                os.chown(path, st.st_uid, st.st_gid)
+                os.chmod(path, st.st_mode & 0o7777)
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert delete is None or delete.returncode == 0, delete.stderr
+    with pytest.raises(KeyError):
+        pwd.getpwnam(name)
+    for path in (Path("/etc/passwd"), Path("/etc/group"), *ETC_BACKUPS):
+        if path.exists():
+            assert name not in path.read_text(), f"{name} is left in {path}"
+
+
+@contextlib.contextmanager
+def polkit_rule(user: str, action_ids: list[str], result: str):
+    """A JavaScript rule in /etc/polkit-1/rules.d giving user `result` for action_ids; removed on exit.
+
+    polkitd (122 on Debian 12) reloads rules when the folder changes; pkcheck tells when it has.
+    """
+    baseline = _pkcheck(user, action_ids[0])
+    path = RULES_DIR / f"00-rocmdesk-test-{user}.rules"
+    assert not path.exists()
+    path.write_text(RULE % (json.dumps(user), json.dumps(action_ids), result))
+    try:
+        path.chmod(0o644)
+        assert _wait_for(lambda: _pkcheck(user, action_ids[0]) == PKCHECK_CODE[result], 15), \
+            f"polkitd did not load {path}"
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+    assert _wait_for(lambda: _pkcheck(user, action_ids[0]) == baseline, 15), f"polkitd still applies {path}"
+
+
+@only_system
+@only_root_dpkg
+def test_pkexec_authorizes_the_apps_helper_run_for_a_user_polkit_allows(installed_package, throwaway_user):
+    user, uid = throwaway_user.pw_name, throwaway_user.pw_uid
+    assert Path(PKEXEC).stat().st_mode & 0o4000, "pkexec has lost its setuid bit"
+    assert not Path("/sys/bus/pci/devices", PROBE_PCI).exists()
+    # Only the probe's polkit action is granted: the run that passes proves pkexec chose the action by
+    # the policy's exec.path + argv1, and another helper action of the same program stays refused.
+    with polkit_rule(user, [PROBE_POLKIT_ID], "YES"):
+        offset = _audit_offset()
+        result = _client_apply(user, PROBE)
+        records = _audit_records_since(offset)
+        other = _client_apply(user, ("set-power-cap", PROBE_PCI, "100"))
+        assert _audit_records_since(offset) == records, "the helper ran for an action polkit did not grant"
+
+    assert result["uid"] == uid and result["client"].startswith("/usr/lib/rocmdesk/rocmdesk/fixes/client.py")
+    assert result["ready"] is True
+    assert result["argv"] == [PKEXEC, HELPER, *PROBE]
+    assert result["exit_code"] == 1, result  # the helper's own "refused", not pkexec's 126/127
+    assert json.loads(result["stdout"]) == {"ok": False, "action": "reset-power-cap",
+                                            "error": f"no PCI device {PROBE_PCI}"}
+    assert result["kind"] == "failed" and result["message"] == f"No PCI device {PROBE_PCI}"
+    # The helper learns who asked only from pkexec's PKEXEC_UID, and writes it to its audit log.
+    assert len(records) == 1, records
+    assert records[0]["uid"] == uid
+    assert records[0]["action"] == "reset-power-cap" and records[0]["args"] == [PROBE_PCI]
+    assert records[0]["result"] == f"error: no PCI device {PROBE_PCI}"
+    assert records[0]["changes"] == [] and records[0]["undo_id"] is None
+    assert not Path("/var/lib/rocmdesk/journal").exists()  # nothing was planned, so nothing journaled
+
+    assert other["exit_code"] == 127 and other["stdout"] == ""
+    assert other["kind"] == "not-authorized"
+
+
+@only_system
+@only_root_dpkg
+@pytest.mark.parametrize(("rule", "says"), [
+    (None, "the password was not accepted"),  # the policy's own defaults: allow_any is "no"
+    ("NO", "the password was not accepted"),
+    ("AUTH_ADMIN", "no polkit authentication agent is running"),  # a password is needed, nobody can ask
+])
+def test_pkexec_refusal_becomes_a_clear_message(installed_package, throwaway_user, rule, says):
+    user = throwaway_user.pw_name
+    with polkit_rule(user, [PROBE_POLKIT_ID], rule) if rule else contextlib.nullcontext():
+        offset = _audit_offset()
+        result = _client_apply(user, PROBE)
+        assert _audit_records_since(offset) == [], "the helper ran although polkit refused"
+    assert result["exit_code"] == 127 and result["stdout"] == ""
+    assert result["kind"] == "not-authorized"
+    assert result["message"].startswith("Not authorized: ") and says in result["message"]
+    assert "Nothing was changed" in result["message"] and "Traceback" not in result["message"]
