@@ -59,6 +59,7 @@ def child(name: str, warmup: float, duration: float, interval: float) -> dict:
     source = demo_source("benchmark", recording="mi300x-node", preroll_s=preroll)
     session = open_session(source, settings, hotplug=False)
     win = session.window
+    win.save_settings_on_close = False  # a benchmark must not replace the user's settings.json
     win.resize(1920, 1080)
     win.show_tab(tab)
     win.show()

@@ -105,6 +105,10 @@ class Banner(QtWidgets.QFrame):
 
 
 class MainWindow(QtWidgets.QMainWindow):
+    # False for non-interactive windows (``rocmdesk screenshot``, benchmarks): closing them must
+    # never replace the user's settings.json (theme, last tab, geometry, layout) with theirs
+    save_settings_on_close: bool = True
+
     def __init__(self, ctx: AppContext, switch_source: Callable[[str, str], None] | None = None,
                  parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -481,8 +485,9 @@ class MainWindow(QtWidgets.QMainWindow):
         s.last_tab = self.current_tab_key() or s.last_tab
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
-        self.remember()
-        self.ctx.settings.save()
+        if self.save_settings_on_close:
+            self.remember()
+            self.ctx.settings.save()
         self._age_timer.stop()
         self.ctx.feed.stop()
         super().closeEvent(event)

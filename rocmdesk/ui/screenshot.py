@@ -49,6 +49,7 @@ def render_screenshot(output: str, tab: str = "overview", seconds: float = 3.0, 
         source = startup_source(root=root, open_bundle=open_bundle, backend=backend)
     session = open_session(source, settings, hotplug=False)
     window = session.window
+    window.save_settings_on_close = False  # these throw-away settings must not replace the user's
     try:
         if not window.show_tab(tab):
             built = ", ".join(window.tab_widgets)
