@@ -243,14 +243,15 @@ polkit.addRule(function(action, subject) {
 PKCHECK_CODE = {"YES": 0, "NO": 1, "AUTH_ADMIN": 2, "AUTH_SELF": 2}
 
 
-def _as_user(user: str, argv: list[str], timeout: float = 90) -> subprocess.CompletedProcess:
+def _as_user(user: str, argv: list[str], timeout: float = 90, input_text: str | None = None
+             ) -> subprocess.CompletedProcess:
     """Run argv as user with a clean environment, from /, with no terminal; the whole group is killed on timeout."""
     cmd = ["runuser", "-u", user, "--", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/",
            *argv]
-    proc = subprocess.Popen(cmd, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd="/", stdin=subprocess.DEVNULL if input_text is None else subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(input_text, timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
@@ -395,3 +396,92 @@ def test_pkexec_refusal_becomes_a_clear_message(installed_package, throwaway_use
     assert result["kind"] == "not-authorized"
     assert result["message"].startswith("Not authorized: ") and says in result["message"]
     assert "Nothing was changed" in result["message"] and "Traceback" not in result["message"]
+
+
+# The same Apply, with a real polkit agent: pkttyagent registered for this process on a pseudo-terminal
+# answers polkit's password prompt (read from stdin, never from argv). pkexec's own terminal agent cannot be
+# used: before polkit 124 its answer fails with "No session for cookie" (polkit-org/polkit#423).
+CLIENT_APPLY_WITH_AGENT = r"""
+import json, os, pty, select, subprocess, sys, termios, threading, time
+sys.path[:0] = ["/usr/lib/rocmdesk/vendor", "/usr/lib/rocmdesk"]
+from rocmdesk.fixes import client
+password = sys.stdin.readline().rstrip("\n")
+notify_r, notify_w = os.pipe()
+os.set_inheritable(notify_w, True)
+agent, tty = pty.fork()
+if agent == 0:
+    os.execv("/usr/bin/pkttyagent", ["pkttyagent", "--process", str(os.getppid()), "--notify-fd", str(notify_w)])
+os.close(notify_w)
+os.read(notify_r, 1)  # pkttyagent closes the fd once it is registered
+status = client.helper_status()
+argv = client.pkexec_argv(sys.argv[1:], status.pkexec or client.PKEXEC_CANDIDATES[0])
+done = {}
+def apply():
+    done["proc"] = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+worker = threading.Thread(target=apply)
+worker.start()
+transcript, answered = b"", False
+while worker.is_alive():
+    if select.select([tty], [], [], 0.1)[0]:
+        try:
+            transcript += os.read(tty, 4096)
+        except OSError:
+            break
+    if not answered and transcript.endswith(b"Password: "):
+        deadline = time.monotonic() + 5  # answer once echo is off: the agent flushes earlier input
+        while termios.tcgetattr(tty)[3] & termios.ECHO and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.write(tty, password.encode() + b"\n")
+        answered = True
+worker.join()
+time.sleep(0.2)
+while select.select([tty], [], [], 0)[0]:
+    try:
+        chunk = os.read(tty, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    transcript += chunk
+os.kill(agent, 15)
+os.waitpid(agent, 0)
+proc = done["proc"]
+outcome = client.outcome_from_exit(proc.returncode, proc.stdout, proc.stderr)
+print(json.dumps({"argv": argv, "exit_code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+                  "kind": outcome.kind.value, "message": outcome.message, "answered": answered,
+                  "agent": transcript.decode(errors="replace")}))
+"""
+
+
+@only_system
+@only_root_dpkg
+@pytest.mark.skipif(shutil.which("pkttyagent") is None, reason="pkttyagent (polkitd) not installed")
+def test_pkexec_asks_a_polkit_agent_for_the_users_password(installed_package, throwaway_user):
+    user, uid = throwaway_user.pw_name, throwaway_user.pw_uid
+    password = secrets.token_urlsafe(12)
+    setpw = subprocess.run(["chpasswd"], input=f"{user}:{password}\n", capture_output=True, text=True, timeout=60)
+    assert setpw.returncode == 0, setpw.stderr
+    runs = {}
+    with polkit_rule(user, [PROBE_POLKIT_ID], "AUTH_SELF"):
+        for label, answer in (("right", password), ("wrong", password + "x")):
+            offset = _audit_offset()
+            run = _as_user(user, ["/usr/bin/python3", "-I", "-c", CLIENT_APPLY_WITH_AGENT, *PROBE],
+                           input_text=answer + "\n")
+            assert run.returncode == 0 and run.stderr == "", run.stderr
+            runs[label] = (json.loads(run.stdout), _audit_records_since(offset))
+            result = runs[label][0]
+            print(f"{label} password: exit {result['exit_code']}, app says [{result['kind']}] {result['message']}; "
+                  f"agent showed {result['agent']!r}")
+
+    right, records = runs["right"]
+    assert right["answered"] and "AUTHENTICATING FOR org.rocmdesk.helper.reset-power-cap" in right["agent"]
+    assert "Authentication is required to reset the power limit of a GPU" in right["agent"]  # the policy's text
+    assert "AUTHENTICATION COMPLETE" in right["agent"]
+    assert right["exit_code"] == 1 and json.loads(right["stdout"])["error"] == f"no PCI device {PROBE_PCI}"
+    assert right["kind"] == "failed"
+    assert [r["uid"] for r in records] == [uid] and records[0]["action"] == "reset-power-cap"
+
+    wrong, records = runs["wrong"]
+    assert wrong["answered"] and "AUTHENTICATION FAILED" in wrong["agent"]
+    assert wrong["exit_code"] == 127 and wrong["stdout"] == "" and records == []
+    assert wrong["kind"] == "not-authorized" and "the password was not accepted" in wrong["message"]
