@@ -17,6 +17,19 @@ a real machine. They are labelled as demo data everywhere they show (Snapshot.de
 * Dynamics: first-order thermal lag (heatsink tau about a minute, die about seconds), power
   demand above the cap is clamped to the cap with small regulation noise and sclk drops as
   (cap / demand) ** 0.45, a zero-RPM fan with hysteresis and a slew limit, sensor noise.
+* Processes, as rocmdesk reads them on a real machine (telemetry/fdinfo.py, kfd_procs.py): PyTorch
+  runs its kernels on KFD user-mode queues, which DRM fdinfo's gfx engine time does not count (the
+  amdgpu_top author: "ROCm uses /dev/kfd, so no usage is recorded in fdinfo",
+  Umio-Yasuno/amdgpu_top#49). So the training ranks and ComfyUI are KFD processes: VRAM from
+  ``vram_<gpu_id>``, SDMA time from ``sdma_<gpu_id>``, GPU % N/A with the reason the live scan
+  gives, and Compute from ``stats_<gpu_id>/cu_occupancy``. That counter is a snapshot of the
+  process's waves in flight divided by the waves one CU can hold, rounded up (kfd_process.c), so
+  it counts wave slots, not "CUs touched": GEMM-heavy training keeps about half of the MI300X's
+  304 CUs' slots full while the GPU is ~100 % busy, all-reduce gaps show a few RCCL CUs. The
+  RX 7900 XTX (gfx1100) has no cu_occupancy file (kfd_procs.py: only GPUs whose kfd2kgd backend
+  implements get_cu_occupancy, the gfx9 family), so ComfyUI's Compute is N/A with that reason.
+  SDMA time follows the bytes copied at ~28 GB/s (weights in, checkpoint out, input batches).
+  The desktop processes (gnome-shell, Xwayland, Firefox) are DRM fdinfo clients with gfx GPU %.
 * Each recording is simulated for two loops and only the second is kept, so the temperatures at
   the end flow into those at the start: the demo loops without a visible seam.
 
@@ -34,12 +47,53 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from rocmdesk.telemetry.fdinfo import (  # noqa: E402
+    KFD_ONLY_GPU_PERCENT,
+    KFD_ONLY_GTT,
+    NOT_KFD,
+    SOURCE_DRM,
+    SOURCE_KFD,
+)
+from rocmdesk.telemetry.kfd_procs import MISSING_REASONS  # noqa: E402
 from rocmdesk.telemetry.model import GpuInfo, GpuKind  # noqa: E402
 from rocmdesk.telemetry.recording import Frame, Recording, write_recording  # noqa: E402
 
 GIB = 1 << 30
 MIB = 1 << 20
 PAGE = 4096
+
+
+SDMA_BYTES_PER_S = 28e9  # host <-> VRAM copies through the SDMA engines
+
+
+# Static per-process keys (recording.process_info), as the live merge of DRM fdinfo and the KFD
+# leaves them: a KFD-only compute process has no gfx-engine time and no GTT figure.
+KFD_ONLY_STATIC = {
+    "sources": [SOURCE_KFD], "gpu_percent": None, "gtt_bytes": None,
+    "unavailable": {"gpu_percent": KFD_ONLY_GPU_PERCENT, "gtt_bytes": KFD_ONLY_GTT},
+}
+DRM_ONLY_STATIC = {
+    "sources": [SOURCE_DRM], "cu_occupancy_percent": None, "cu_occupied": None, "sdma_us": None,
+    "unavailable": {"cu_occupancy_percent": NOT_KFD, "cu_occupied": NOT_KFD, "sdma_us": NOT_KFD},
+}
+
+
+def kfd_process(info: dict, cu_supported: bool = True) -> dict:
+    out = {**info, **KFD_ONLY_STATIC, "unavailable": dict(KFD_ONLY_STATIC["unavailable"])}
+    if not cu_supported:
+        reason = MISSING_REASONS["cu_occupied"]
+        out.update(cu_occupied=None, cu_occupancy_percent=None)
+        out["unavailable"].update(cu_occupied=reason, cu_occupancy_percent=reason)
+    return out
+
+
+def drm_process(info: dict) -> dict:
+    return {**info, **DRM_ONLY_STATIC, "unavailable": dict(DRM_ONLY_STATIC["unavailable"])}
+
+
+def cu_percent(cu_occupied: int, cu_count: int) -> float:
+    """As kfd_procs.KfdProcessGpu.cu_occupancy_percent computes it."""
+    return round(min(100.0, cu_occupied * 100.0 / cu_count), 1)
 
 
 def page(n: float) -> int:
@@ -57,6 +111,10 @@ MI300X_PCI = ("0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
               "0000:85:00.0", "0000:a6:00.0", "0000:c6:00.0", "0000:e5:00.0")
 MI300X_HBM = 206158430208  # 192 GiB
 MI300X_CAP = 750.0
+MI300X_CUS = 304  # simd_count 1216 / simd_per_cu 4 in its KFD node properties
+# Share of the CUs' wave slots a rank fills while its kernels run, by phase (see the docstring).
+MI300X_WAVE_FILL = {"load": (0.04, 0.15), "warmup": (0.35, 0.6), "train": (0.42, 0.62),
+                    "eval": (0.3, 0.48), "checkpoint": (0.05, 0.2)}
 NOT_RECORDED = "not recorded in this demo"
 
 # MI300X temperature limits, as hwmon exposes them on GC 9.4.3 (no edge sensor, so no temp1_*):
@@ -177,10 +235,11 @@ def simulate_mi300x(seed: int = 20251130) -> Recording:
     step_phase = 0.0
     frames: list[Frame] = []
     process_info = {
-        51200 + k: {"pci": MI300X_PCI[k], "name": "pt_main_thread", "user": "demo",
-                    "cmdline": "/opt/venv/bin/python3 -u train.py --config configs/llama-70b-fsdp.yaml"}
+        51200 + k: kfd_process({"pci": MI300X_PCI[k], "name": "pt_main_thread", "user": "demo",
+                                "cmdline": "/opt/venv/bin/python3 -u train.py --config configs/llama-70b-fsdp.yaml"})
         for k in range(8)
     }
+    sdma_s = [0.0] * 8  # SDMA time of each rank since it started
     for second in range(2 * duration):
         t = second % duration
         phase = phase_at(MI300X_TIMELINE, t)
@@ -227,6 +286,7 @@ def simulate_mi300x(seed: int = 20251130) -> Recording:
                 st.gtt = lag(st.gtt, 9.5 * GIB, 4)
             busy = min(100.0, max(0.0, busy))
             mem_busy = min(100.0, max(0.0, mem_busy))
+            hbm_before = st.hbm
             st.hbm = hbm_target if hbm_target <= st.hbm or phase.kind != "warmup" else lag(st.hbm, hbm_target, 3)
             if phase.kind == "idle":
                 st.hbm = hbm_target
@@ -255,8 +315,22 @@ def simulate_mi300x(seed: int = 20251130) -> Recording:
                 "mclk_mhz": mclk,
             })
             if job_running:
+                if phase.kind == "load":
+                    copied = max(0.0, st.hbm - hbm_before)  # weights read from disk into HBM
+                elif phase.kind == "checkpoint":
+                    copied = 0.92 * GIB * rng.uniform(0.7, 1.1)  # shards out to pinned host memory
+                else:
+                    copied = rng.uniform(4, 9) * MIB  # the next input batches
+                if t == phase_at(MI300X_TIMELINE, 0).end:
+                    sdma_s[k] = 0.0  # the job (re)starts: a new process
+                sdma_s[k] += copied / SDMA_BYTES_PER_S
+                if rng.random() < busy / 100.0:  # the snapshot catches its kernels running
+                    cu = math.ceil(MI300X_CUS * rng.uniform(*MI300X_WAVE_FILL[phase.kind]))
+                else:  # between kernels: only an RCCL all-reduce, or nothing
+                    cu = rng.choice((0, 0, rng.randint(8, 40)))
                 processes.append({"pid": 51200 + k, "vram_bytes": page(max(0.0, st.hbm - 0.3 * GIB)),
-                                  "gtt_bytes": page(st.gtt * 0.9), "gpu_percent": float(round(busy))})
+                                  "cu_occupied": cu, "cu_occupancy_percent": cu_percent(cu, MI300X_CUS),
+                                  "sdma_us": round(sdma_s[k] * 1e6)})
         if second >= duration:
             frames.append(Frame(t=float(t), gpus=gpus, processes=processes))
     return Recording(
@@ -346,15 +420,17 @@ def simulate_xtx(seed: int = 20251201) -> Recording:
     frames: list[Frame] = []
     info = xtx_info()
     process_info = {
-        COMFY_PID: {"pci": info.pci, "name": "python3", "user": "demo",
-                    "cmdline": "/home/demo/ComfyUI/venv/bin/python3 main.py --listen 127.0.0.1 --port 8188"},
-        2011: {"pci": info.pci, "name": "gnome-shell", "user": "demo", "cmdline": "/usr/bin/gnome-shell"},
-        2290: {"pci": info.pci, "name": "Xwayland", "user": "demo",
-               "cmdline": "/usr/bin/Xwayland :0 -rootless -noreset -accessx -core "
-                          "-auth /run/user/1000/.mutter-Xwaylandauth"},
-        3120: {"pci": info.pci, "name": "firefox", "user": "demo",
-               "cmdline": "/usr/lib/firefox/firefox http://127.0.0.1:8188/"},
+        COMFY_PID: kfd_process({"pci": info.pci, "name": "python3", "user": "demo",
+                                "cmdline": "/home/demo/ComfyUI/venv/bin/python3 main.py --listen 127.0.0.1 "
+                                           "--port 8188"}, cu_supported=False),
+        2011: drm_process({"pci": info.pci, "name": "gnome-shell", "user": "demo", "cmdline": "/usr/bin/gnome-shell"}),
+        2290: drm_process({"pci": info.pci, "name": "Xwayland", "user": "demo",
+                           "cmdline": "/usr/bin/Xwayland :0 -rootless -noreset -accessx -core "
+                                      "-auth /run/user/1000/.mutter-Xwaylandauth"}),
+        3120: drm_process({"pci": info.pci, "name": "firefox", "user": "demo",
+                           "cmdline": "/usr/lib/firefox/firefox http://127.0.0.1:8188/"}),
     }
+    comfy_sdma_s = 0.0
     checkpoint = 6.94 * GIB  # SDXL UNet + text encoders + VAE
     for second in range(2 * duration):
         t = second % duration
@@ -442,15 +518,17 @@ def simulate_xtx(seed: int = 20251201) -> Recording:
             "voltage_mv": float(round(voltage)),
             "power_profile": "COMPUTE" if computing or (what == "resident" and into < 5) else "BOOTUP_DEFAULT",
         }
-        comfy_gpu = max(0.0, busy - desktop_busy) if computing else 0.0
+        if what == "load":
+            comfy_sdma_s += checkpoint / 9 / 1.5 / SDMA_BYTES_PER_S  # checkpoint chunks into VRAM
+        elif what in ("encode", "save"):
+            comfy_sdma_s += rng.uniform(2, 16) * MIB / SDMA_BYTES_PER_S  # prompt in, image out
         processes = [
             {"pid": 2011, "vram_bytes": page(0.21 * GIB), "gtt_bytes": page(38 * MIB),
              "gpu_percent": float(round(desktop_busy * 0.6, 1))},
             {"pid": 2290, "vram_bytes": page(0.05 * GIB), "gtt_bytes": page(6 * MIB), "gpu_percent": 0.0},
             {"pid": 3120, "vram_bytes": page(0.17 * GIB), "gtt_bytes": page(22 * MIB),
              "gpu_percent": float(round(desktop_busy * 0.4, 1))},
-            {"pid": COMFY_PID, "vram_bytes": page(comfy_vram), "gtt_bytes": page(max(0.0, gtt - 70 * MIB)),
-             "gpu_percent": float(round(comfy_gpu, 1))},
+            {"pid": COMFY_PID, "vram_bytes": page(comfy_vram), "sdma_us": round(comfy_sdma_s * 1e6)},
         ]
         if second >= duration:
             frames.append(Frame(t=float(t), gpus=[sample], processes=processes))

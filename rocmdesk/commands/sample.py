@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from rocmdesk.host import HostRoot
 from rocmdesk.telemetry.backends.base import Backend, BackendError
-from rocmdesk.telemetry.model import GpuSample, Snapshot
+from rocmdesk.telemetry.model import GpuSample, ProcessUse, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -263,20 +263,71 @@ def format_table(snapshot: Snapshot) -> str:
     lines.extend(notes.lines())
     if snapshot.processes:
         lines.append("")
-        lines.append(format_processes(snapshot))
+        lines.append(format_processes(snapshot, first_note=len(notes.entries) + 1))
     return "\n".join(lines) + "\n"
 
 
-def format_processes(snapshot: Snapshot) -> str:
+PROCESS_HEADER = ("PID", "CARD", "VRAM", "GPU %", "COMPUTE", "NAME", "COMMAND")
+PROCESS_WORDS = {"vram_bytes": "VRAM", "gpu_percent": "GPU % (graphics engine)",
+                 "cu_occupancy_percent": "compute (CU occupancy)"}
+
+
+class _ProcessNotes:
+    """Numbered reasons for the process table's N/A cells, one per distinct (figure, reason)."""
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        self.entries: dict[tuple[str, str], tuple[int, list[int]]] = {}
+
+    def mark(self, key: str, reason: str | None, pid: int) -> str:
+        reason = reason or "not reported by this backend"
+        entry = self.entries.setdefault((key, reason), (self.first + len(self.entries), []))
+        if pid not in entry[1]:
+            entry[1].append(pid)
+        return f"N/A[{entry[0]}]"
+
+    def lines(self) -> list[str]:
+        out = []
+        for (key, reason), (number, pids) in self.entries.items():
+            who = f"pid {pids[0]}" if len(pids) == 1 else f"{len(pids)} processes"
+            out.append(f"[{number}] {PROCESS_WORDS.get(key, key)} of {who}: {reason}")
+        return out
+
+
+def _compute_cell(p: ProcessUse, notes: _ProcessNotes) -> str:
+    """As the Processes tab shows it: KFD CU occupancy in %, a CU count when the GPU's CU total is
+    unknown, else N/A with the reason (a DRM-only process, a GPU without the counter)."""
+    if _is_number(p.cu_occupancy_percent):
+        return f"{p.cu_occupancy_percent:.0f}%"
+    if _is_number(p.cu_occupied):
+        return f"{p.cu_occupied} CU"
+    reason = p.unavailable.get("cu_occupancy_percent") or p.unavailable.get("cu_occupied")
+    return notes.mark("cu_occupancy_percent", reason, p.pid)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def format_processes(snapshot: Snapshot, first_note: int = 1) -> str:
+    """One row per (process, GPU); GPU % is graphics-engine time (DRM fdinfo), COMPUTE is the KFD's
+    CU occupancy, which is where ROCm/HIP work shows. N/A cells are numbered with their reasons."""
     cards = {g.info.pci: g.info.card for g in snapshot.gpus}
-    header = ("PID", "CARD", "VRAM", "GPU", "NAME", "COMMAND")
+    notes = _ProcessNotes(first_note)
     rows = []
-    for p in sorted(snapshot.processes, key=lambda p: (-(p.vram_bytes or 0), p.pid)):
-        vram = "N/A" if p.vram_bytes is None else f"{p.vram_bytes / GIB:.2f} GiB"
-        busy = "N/A" if p.gpu_percent is None else f"{p.gpu_percent:.0f}%"
+    for p in sorted(snapshot.processes, key=lambda p: (-(p.vram_bytes or 0), p.pid, p.pci)):
+        vram = (f"{p.vram_bytes / GIB:.2f} GiB" if _is_number(p.vram_bytes)
+                else notes.mark("vram_bytes", p.unavailable.get("vram_bytes"), p.pid))
+        if _is_number(p.gpu_percent):
+            busy = f"{p.gpu_percent:.0f}%"
+        else:
+            busy = notes.mark("gpu_percent", p.unavailable.get("gpu_percent")
+                              or "needs two readings over time (shown from the next sample on)", p.pid)
         command = p.cmdline if len(p.cmdline) <= 60 else p.cmdline[:59] + "…"
-        rows.append((str(p.pid), cards.get(p.pci, p.pci), vram, busy, p.name, command))
+        rows.append((str(p.pid), cards.get(p.pci, p.pci), vram, busy, _compute_cell(p, notes), p.name, command))
+    header = PROCESS_HEADER
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines += notes.lines()
     return "\n".join(lines)

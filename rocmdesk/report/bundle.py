@@ -823,7 +823,7 @@ def _recording_of(snapshot: Any) -> Any:
 
 def recording_from_snapshots(snapshots: Sequence[Any], interval_s: float = 1.0, name: str = "bundle") -> Any:
     """A Recording (non-demo) of telemetry snapshots; GPUs are keyed by PCI address."""
-    from rocmdesk.telemetry.recording import Frame, Recording
+    from rocmdesk.telemetry.recording import Frame, Recording, process_parts
 
     infos: dict[str, Any] = {}
     for snap in snapshots:
@@ -852,13 +852,13 @@ def recording_from_snapshots(snapshots: Sequence[Any], interval_s: float = 1.0, 
             gpus.append(data)
         procs = []
         for p in getattr(snap, "processes", []) or []:
-            process_info.setdefault(p.pid, {"pci": p.pci, "name": p.name, "cmdline": p.cmdline, "user": p.user})
-            procs.append({"pid": p.pid, "pci": p.pci, "vram_bytes": p.vram_bytes, "gtt_bytes": p.gtt_bytes,
-                          "gpu_percent": p.gpu_percent})
+            info, entry = process_parts(p)  # every ProcessUse field, so the Processes tab reads the same
+            process_info.setdefault(p.pid, info)
+            procs.append(entry)
         frames.append(Frame(t=t, gpus=gpus, processes=procs))
     return Recording(name=name, gpus=[infos[p] for p in pcis], static=[{} for _ in pcis], frames=frames,
                      interval_s=interval_s, title="captured telemetry", demo=False,
-                     meta={"start_time": start})
+                     process_info=process_info, meta={"start_time": start})
 
 
 def history_text(recording: Any, minutes: float) -> tuple[str, float]:

@@ -10,12 +10,18 @@ A recording is gzip-compressed JSON lines. The first line is a header::
 and every further line is one frame, ``t`` seconds after the start::
 
     {"t": 12.0, "gpus": [{<changing GpuSample JSON keys>}, null, ...],
-     "processes": [{"pid": 4711, "vram_bytes": ..., "gtt_bytes": ..., "gpu_percent": ...}]}
+     "processes": [{"pid": 4711, "vram_bytes": ..., "gtt_bytes": ..., "gpu_percent": ...,
+                    "cu_occupancy_percent": ..., "cu_occupied": ..., "sdma_us": ...,
+                    "sources": ["kfd"], "unavailable": {"gpu_percent": "<why>"}}]}
 
 A GPU entry of ``null`` means the GPU was absent in that frame (unplugged). Keys use the public
-names of :meth:`GpuSample.to_json`, so a recording reads like ``rocmdesk sample --json`` output.
-Static values live in the header to keep files small; a frame's ``unavailable`` adds to the
-static one.
+names of :meth:`GpuSample.to_json` and :meth:`ProcessUse.to_json`, so a recording reads like
+``rocmdesk sample --json`` output. Static values live in the header to keep files small (a
+process's static keys, such as ``sources`` or a ``gpu_percent`` that is always null, may sit in
+its ``process_info``); a frame's ``unavailable`` adds to the static one.
+
+Recordings made before the KFD compute figures existed have no ``cu_*``/``sdma_us`` keys: they
+load with those figures None and a reason saying so, never 0.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import math
 import os
 import zlib
 from collections.abc import Iterable
@@ -101,19 +108,70 @@ def sample_from_parts(info: GpuInfo, static: dict[str, Any], dynamic: dict[str, 
     return sample
 
 
+PROCESS_VALUES = ("vram_bytes", "gtt_bytes", "gpu_percent", "cu_occupancy_percent", "cu_occupied", "sdma_us")
+_PROCESS_INTS = frozenset({"vram_bytes", "gtt_bytes", "cu_occupied", "sdma_us"})
+NOT_IN_RECORDING = "not in this recording (made before rocmdesk recorded this figure)"
+NO_RECORDED_REASON = "not measured when this was recorded"
+
+
+def _process_value(key: str, value: Any) -> tuple[int | float | None, str | None]:
+    """A recorded process figure checked for type and range: (value, None) or (None, reason)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None, f"garbage value {value!r} in the recording"
+    if key in _PROCESS_INTS:
+        if isinstance(value, float) and not value.is_integer():
+            return None, f"garbage value {value!r} in the recording"
+        return int(value), None
+    return float(value), None
+
+
 def process_from_parts(process_info: dict[int, dict[str, Any]], entry: dict[str, Any]) -> ProcessUse:
+    """One recorded process row; a figure that is missing, null or garbage is None with a reason."""
     pid = int(entry["pid"])
-    merged = {**process_info.get(pid, {}), **entry, "pid": pid}
+    static = process_info.get(pid, {})
+    merged = {**static, **entry, "pid": pid}
+    unavailable: dict[str, str] = {}
+    for part in (static.get("unavailable"), entry.get("unavailable")):
+        if isinstance(part, dict):
+            unavailable.update({str(k): v for k, v in part.items() if isinstance(v, str)})
+    values: dict[str, Any] = {}
+    for key in PROCESS_VALUES:
+        if key not in merged:
+            values[key] = None
+            unavailable.setdefault(key, NOT_IN_RECORDING)
+        elif merged[key] is None:
+            values[key] = None
+            unavailable.setdefault(key, NO_RECORDED_REASON)
+        else:
+            values[key], problem = _process_value(key, merged[key])
+            if problem is not None:
+                unavailable[key] = problem
+            else:
+                unavailable.pop(key, None)  # a reason only stands for a missing value
+    sources = merged.get("sources")
+    user = merged.get("user")
     return ProcessUse(
         pid=pid,
         pci=str(merged.get("pci", "?")),
         name=str(merged.get("name", "?")),
         cmdline=str(merged.get("cmdline", "")),
-        vram_bytes=merged.get("vram_bytes"),
-        gtt_bytes=merged.get("gtt_bytes"),
-        gpu_percent=merged.get("gpu_percent"),
-        user=merged.get("user"),
+        user=user if isinstance(user, str) else None,
+        sources=tuple(s for s in sources if isinstance(s, str)) if isinstance(sources, list | tuple) else (),
+        unavailable=unavailable,
+        **values,
     )
+
+
+def process_parts(process: ProcessUse) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(static info, frame entry) of a process row: what :func:`process_from_parts` rebuilds it from."""
+    info = {"pci": process.pci, "name": process.name, "cmdline": process.cmdline, "user": process.user}
+    entry: dict[str, Any] = {"pid": process.pid, "pci": process.pci}
+    entry.update((key, getattr(process, key)) for key in PROCESS_VALUES)
+    if process.sources:
+        entry["sources"] = list(process.sources)
+    if process.unavailable:
+        entry["unavailable"] = dict(process.unavailable)
+    return info, entry
 
 
 # -- writing ---------------------------------------------------------------------------------

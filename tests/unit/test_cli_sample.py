@@ -273,3 +273,49 @@ def test_real_sysfs_backend_on_a_lact_tree(tmp_path, capsys):
     assert gpu["temperature_c"]["edge"] == pytest.approx(float(
         (next((tmp_path / "sys").rglob("hwmon8/temp1_input"))).read_text()) / 1000)
     assert gpu["power_cap_w"] == 290.0
+
+
+def test_processes_show_compute_like_the_tab_with_numbered_reasons(fake, capsys):
+    kfd_reason = "no DRM fdinfo for this process: its GPU work goes through KFD compute queues"
+    snap = Snapshot("fake", 1.0, [full_sample()], processes=[
+        ProcessUse(pid=51200, pci=INFO.pci, name="pt_main_thread", vram_bytes=150 << 30, cu_occupancy_percent=52.6,
+                   cu_occupied=160, sdma_us=10, sources=("kfd",), unavailable={"gpu_percent": kfd_reason}),
+        ProcessUse(pid=51201, pci=INFO.pci, name="pt_main_thread", vram_bytes=140 << 30, cu_occupancy_percent=0.0,
+                   cu_occupied=0, sources=("kfd",), unavailable={"gpu_percent": kfd_reason}),
+        ProcessUse(pid=7, pci=INFO.pci, name="hip_app", vram_bytes=1 << 30, cu_occupied=12, sources=("kfd",),
+                   unavailable={"gpu_percent": kfd_reason, "cu_occupancy_percent": "CU count unknown"}),
+        ProcessUse(pid=2011, pci=INFO.pci, name="gnome-shell", vram_bytes=1 << 28, gpu_percent=3.0,
+                   unavailable={"cu_occupancy_percent": "not a KFD compute process on this GPU"}),
+        ProcessUse(pid=9, pci=INFO.pci, name="old", vram_bytes=None, gpu_percent=None),
+    ])
+    fake(FakeBackend(samples=[snap]))
+    assert cli.main(["sample"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("PID"):]
+    header, *lines = table.splitlines()
+    assert header.split()[:6] == ["PID", "CARD", "VRAM", "GPU", "%", "COMPUTE"]
+    by_pid = {line.split()[0]: line.split() for line in lines if line.split() and line.split()[0].isdigit()}
+    assert by_pid["51200"][4:6] == ["N/A[1]", "53%"]
+    assert by_pid["51201"][4:6] == ["N/A[1]", "0%"]  # a real zero stays 0
+    assert by_pid["7"][5] == "12" and by_pid["7"][6] == "CU"  # count known, CU total not
+    assert by_pid["2011"][4] == "3%" and by_pid["2011"][5].startswith("N/A[")
+    assert all(cell.startswith("N/A[") for cell in by_pid["9"][2:5])  # VRAM, GPU %, COMPUTE ("x.xx GiB" is 2 words)
+    notes = [line for line in lines if line.startswith("[")]
+    assert any(kfd_reason in n and "3 processes" in n for n in notes)  # one note for the three KFD rows
+    assert any("not a KFD compute process" in n and "pid 2011" in n for n in notes)
+    assert any("pid 9" in n and "not reported by this backend" in n for n in notes)
+    assert any("pid 9" in n and "two readings" in n for n in notes)
+    numbers = [int(n[1:n.index("]")]) for n in notes]
+    assert numbers == list(range(1, len(numbers) + 1))  # after the GPU table's own notes (none here)
+
+
+def test_process_notes_continue_the_gpu_table_numbering(fake, capsys):
+    sample = full_sample()
+    sample.fan_rpm = sample.fan_percent = None
+    sample.unavailable["fan_rpm"] = "no fan"
+    snap = Snapshot("fake", 1.0, [sample], processes=[ProcessUse(pid=1, pci=INFO.pci, name="x", vram_bytes=1)])
+    fake(FakeBackend(samples=[snap]))
+    assert cli.main(["sample"]) == 0
+    out = capsys.readouterr().out
+    assert "[1] fan speed on card" in out and "N/A[2]" in out and "[2] GPU % (graphics engine) of pid 1" in out
+    assert "N/A[3]" in out and "[3] compute (CU occupancy) of pid 1: not reported by this backend" in out

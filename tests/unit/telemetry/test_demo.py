@@ -131,6 +131,36 @@ def test_mi300x_processes(mi300x):
     assert all(p.vram_bytes and p.vram_bytes > 100 << 30 for p in procs)
 
 
+def test_mi300x_ranks_are_kfd_compute_processes_as_a_real_node_shows_them(mi300x):
+    """PyTorch works on KFD queues: no gfx-engine GPU % (N/A with the live scan's reason), Compute
+    from CU occupancy that follows the GPU's busy %, SDMA time only growing while the job runs."""
+    from rocmdesk.telemetry.fdinfo import KFD_ONLY_GPU_PERCENT
+
+    busy_by_frame, compute_by_frame, sdma = [], [], {}
+    for i in range(len(mi300x.frames)):
+        uses = {p.pci: p for p in mi300x.process_uses(i)}
+        for sample in mi300x.gpu_samples(i, 0.0):
+            p = uses.get(sample.info.pci)
+            if p is None:
+                continue
+            assert p.sources == ("kfd",)
+            assert p.gpu_percent is None and p.unavailable["gpu_percent"] == KFD_ONLY_GPU_PERCENT
+            assert p.gtt_bytes is None and p.unavailable["gtt_bytes"]
+            assert 0 <= p.cu_occupied <= 304
+            assert p.cu_occupancy_percent == round(p.cu_occupied * 100 / 304, 1)
+            assert "cu_occupancy_percent" not in p.unavailable
+            assert p.cu_occupancy_percent <= sample.gpu_busy_percent + 35  # waves need a busy GPU
+            assert p.sdma_us >= sdma.get(p.pid, 0)  # cumulative since the process started
+            sdma[p.pid] = p.sdma_us
+            busy_by_frame.append(sample.gpu_busy_percent)
+            compute_by_frame.append(p.cu_occupancy_percent)
+    assert len(sdma) == 8 and min(sdma.values()) > 500_000  # weights and checkpoints copied: > 0.5 s
+    busy_pairs = [c for b, c in zip(busy_by_frame, compute_by_frame, strict=True) if b >= 80]
+    idle_pairs = [c for b, c in zip(busy_by_frame, compute_by_frame, strict=True) if b <= 10]
+    assert statistics.mean(busy_pairs) > 35 and statistics.mean(idle_pairs) < 10
+    assert statistics.correlation(busy_by_frame, compute_by_frame) > 0.7
+
+
 def test_xtx_workstation(xtx):
     assert len(xtx.gpus) == 1
     info = xtx.gpus[0]
@@ -154,7 +184,18 @@ def test_xtx_comfyui_process_is_recorded(xtx):
     comfy = [next(p for p in frame if "main.py" in p.cmdline) for frame in uses]
     assert all(p.name == "python3" and "ComfyUI" in p.cmdline for p in comfy)
     assert max(p.vram_bytes for p in comfy) > 8 << 30
-    assert max(p.gpu_percent for p in comfy) > 90
+    # ComfyUI (PyTorch) works on KFD queues; the RX 7900 XTX has no cu_occupancy counter
+    assert all(p.sources == ("kfd",) and p.gpu_percent is None and "KFD" in p.unavailable["gpu_percent"]
+               for p in comfy)
+    assert all(p.cu_occupancy_percent is None and "cu_occupancy" in p.unavailable["cu_occupancy_percent"]
+               for p in comfy)
+    assert comfy[-1].sdma_us > comfy[0].sdma_us > 0
+    # the desktop's graphics clients are DRM fdinfo rows with a gfx GPU % and no KFD figures
+    desktop = [p for frame in uses for p in frame if p.pid != comfy[0].pid]
+    assert {p.name for p in desktop} == {"gnome-shell", "Xwayland", "firefox"}
+    assert all(p.sources == ("drm-fdinfo",) and p.gpu_percent is not None and p.cu_occupancy_percent is None
+               and p.unavailable["cu_occupancy_percent"] == "not a KFD compute process on this GPU"
+               for p in desktop)
 
 
 def test_recordings_loop_without_a_seam(mi300x, xtx):
