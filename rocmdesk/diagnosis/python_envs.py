@@ -105,21 +105,36 @@ class TorchInfo:
 @dataclass(slots=True)
 class PythonEnv:
     path: str  # host path of the environment's root (prefix)
-    kind: str  # "venv" | "conda" | "conda-base" | "system" | "explicit"
+    kind: str  # "venv" | "conda" | "conda-base" | "pyenv" | "system" | "explicit"
     found_by: list[str] = field(default_factory=list)  # how it was found, in words
     site_packages: list[str] = field(default_factory=list)  # host paths
     packages: dict[str, tuple[str, str]] = field(default_factory=dict)  # normalized name -> (version, dist path)
     torch: TorchInfo | None = None
     comfyui: list[str] = field(default_factory=list)  # ComfyUI installs that run with this env
     problem: str | None = None  # why it could not be read fully
+    # The interpreter that runs this environment, as found in the root (see find_interpreter); None when
+    # none was found, and then no command may name one.
+    interpreter: str | None = None
+    is_environment: bool = False  # has pyvenv.cfg or conda-meta/: the user-level pip fix accepts it
 
     def version_of(self, name: str) -> str | None:
         entry = self.packages.get(normalize(name))
         return entry[0] if entry else None
 
     @property
-    def python(self) -> str:
-        return f"{self.path}/bin/python"
+    def python(self) -> str | None:
+        """The interpreter to name in commands; None when the root holds none (never a guessed path)."""
+        return self.interpreter
+
+    @property
+    def python_versions(self) -> list[str]:
+        """``3.11`` for each ``lib/python3.11/site-packages`` of the environment, in order."""
+        out = []
+        for site in self.site_packages:
+            match = re.search(r"/python(3\.\d+)/(?:site|dist)-packages$", site)
+            if match and match.group(1) not in out:
+                out.append(match.group(1))
+        return out
 
 
 @dataclass(slots=True)
@@ -284,8 +299,54 @@ def site_packages_of(root: HostRoot, prefix: str) -> list[str]:
     return found
 
 
+# -- the interpreter of an environment -------------------------------------------------------------
+
+_INTERPRETER_NAME_RE = re.compile(r"python(?:3(?:\.\d+)?)?")
+
+
+def interpreter_order(names: Iterable[str], versions: Sequence[str] = (), system: bool = False) -> list[str]:
+    """The interpreter names of a ``bin`` folder, best first, as the real layouts provide them.
+
+    venv (``python -m venv``) links ``python``, ``python3`` and ``python3.X``; conda and mamba envs ship
+    ``python3.X`` and link ``python``/``python3`` to it (an env can lose the links); pyenv versions hold
+    all three; the system's ``/usr/bin`` has ``python3`` and ``python3.X`` and ``python`` only with
+    python-is-python3 (on old systems ``python`` is Python 2, so there ``python3`` comes first and
+    ``python`` never). ``python3.X-config`` and other tools are not interpreters.
+    """
+    present = [n for n in names if _INTERPRETER_NAME_RE.fullmatch(n)]
+    generic = ["python3"] if system else ["python3", "python"]
+    exact = [f"python{v}" for v in versions]
+    others = sorted((n for n in present if n.startswith("python3.") and n not in exact),
+                    key=lambda n: tuple(int(x) for x in n[len("python"):].split(".")), reverse=True)
+    order = [*generic, *exact, *others] if not system else [*exact, *generic, *others]
+    return [n for n in dict.fromkeys(order) if n in present]
+
+
+def _interpreter_present(root: HostRoot, path: str) -> bool:
+    """The file, or a link named like it, is in the root. A link counts even when its target is not in
+    the root: a venv's bin/python points at the base interpreter, which a support snapshot does not hold."""
+    return root.readlink(path) is not None or root.is_file(path)
+
+
+def find_interpreter(root: HostRoot, env: PythonEnv, running: Sequence[str] = ()) -> str | None:
+    """The interpreter of ``env`` that exists in the root: one a running process of the environment was
+    started from (``running``, from /proc/<pid>/exe or an absolute argv[0]: proof it exists), else the
+    best of ``<prefix>/bin`` (:func:`interpreter_order`). None when the root holds none."""
+    bin_dir = "/usr/bin" if env.kind == "system" else f"{env.path}/bin"
+    for path in running:
+        if path.rsplit("/", 1)[0] == bin_dir and _INTERPRETER_NAME_RE.fullmatch(path.rsplit("/", 1)[-1]):
+            return path
+    names = [n for n in ("python3", "python") if _interpreter_present(root, f"{bin_dir}/{n}")]
+    listed = root.listdir(bin_dir)
+    for name in interpreter_order({*names, *listed}, env.python_versions, system=env.kind == "system"):
+        if _interpreter_present(root, f"{bin_dir}/{name}"):
+            return f"{bin_dir}/{name}"
+    return None
+
+
 def read_env(root: HostRoot, prefix: str, kind: str, found_by: str) -> PythonEnv:
     env = PythonEnv(prefix, kind, [found_by])
+    env.is_environment = _is_venv(root, prefix) or _is_conda(root, prefix)
     env.site_packages = site_packages_of(root, prefix)
     if kind == "system":
         for extra in ("/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages"):
@@ -346,6 +407,8 @@ def prefix_of_interpreter(root: HostRoot, interpreter: str) -> tuple[str, str] |
         return prefix, "conda"
     if prefix in ("/usr", "/usr/local", "/"):
         return "/usr", "system"
+    if re.search(r"/\.pyenv/versions/[^/]+$", prefix):
+        return prefix, "pyenv"  # a pyenv-built CPython: a whole installation, neither venv nor conda
     if site_packages_of(root, prefix):
         return prefix, "venv"
     return None
@@ -526,12 +589,20 @@ def discover(root: HostRoot, explicit: Sequence[str] = (), time_budget_s: float 
         add(host, kind, f"--python-env {path}")
 
     comfy_of_process: dict[str, PythonEnv] = {}
+    running: dict[str, list[str]] = {}  # prefix -> interpreters its processes were started from
     for pid, interpreter, argv in gpu_process_interpreters(root, deadline):
         found = prefix_of_interpreter(root, interpreter)
         if not found:
             result.notes.append(f"process {pid} runs {interpreter}: its environment was not found")
             continue
         env = add(found[0], found[1], f"running GPU process {pid} ({interpreter})")
+        # what the process was started from exists (it runs); a path made up from VIRTUAL_ENV does not count
+        from rocmdesk.diagnosis.facts import link_target
+
+        exe = (link_target(root, f"/proc/{pid}/exe") or "").removesuffix(" (deleted)")
+        started = [p for p in (argv[0] if argv else "", exe) if p.startswith("/") and _is_python(p)]
+        if env is not None:
+            running.setdefault(env.path, []).extend(p for p in started if p not in running.get(env.path, []))
         for arg in argv[1:3]:
             if arg.endswith("/main.py") and arg.startswith("/") and env is not None:
                 comfy_of_process[arg[: -len("/main.py")]] = env
@@ -580,6 +651,9 @@ def discover(root: HostRoot, explicit: Sequence[str] = (), time_budget_s: float 
             comfy.env = env
             if comfy.path not in env.comfyui:
                 env.comfyui.append(comfy.path)
+
+    for env in result.envs:
+        env.interpreter = find_interpreter(root, env, running.get(env.path, ()))
 
     if deadline.hit:
         result.notes.append(f"the search for Python environments stopped after {time_budget_s:g} s; "

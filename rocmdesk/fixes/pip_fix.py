@@ -27,6 +27,8 @@ from pathlib import Path
 
 import platformdirs
 
+from rocmdesk.diagnosis.python_envs import interpreter_order
+
 log = logging.getLogger(__name__)
 
 PACKAGES = ("torch", "torchvision", "torchaudio")
@@ -68,11 +70,20 @@ def _find_python(env: str | os.PathLike[str]) -> tuple[Path, Path]:
     if not (env_path / "pyvenv.cfg").is_file() and not (env_path / "conda-meta").is_dir():
         raise PipFixError(f"{env_path} is not a virtual or conda environment; rocmdesk changes only "
                           "environments, never the system's Python")
-    for name in ("bin/python3", "bin/python"):
-        python = env_path / name
+    # the same choice the diagnosis names in its steps (python_envs.interpreter_order): python3, python, then
+    # python3.X (a conda env whose python/python3 links are gone keeps only bin/python3.11)
+    bin_dir = env_path / "bin"
+    try:
+        names = os.listdir(bin_dir)
+    except OSError:
+        names = []
+    versions = sorted({p.name[len("python"):] for p in env_path.glob("lib/python3.*") if p.is_dir()})
+    for name in interpreter_order(names, versions):
+        python = bin_dir / name
         if python.is_file() and os.access(python, os.X_OK):
             return env_path, python
-    raise PipFixError(f"{env_path} has no bin/python")
+    raise PipFixError(f"{env_path} has no Python interpreter in bin/ (python3, python or python3.X), so pip cannot "
+                      "be run in it")
 
 
 class _PipPlan:

@@ -84,9 +84,33 @@ def _previous_rocm(env: PythonEnv) -> str | None:
     return None
 
 
+def pip_command(env: PythonEnv, args: str) -> str:
+    """``<interpreter> -m pip <args>``; plain ``python`` (of the activated environment) when the root holds
+    no interpreter for it: a path that does not exist is never written into a command."""
+    return f"{env.python or 'python'} -m pip {args}"
+
+
 def reinstall_command(env: PythonEnv, index: str) -> str:
-    return (f"{env.python} -m pip install --force-reinstall torch torchvision torchaudio "
-            f"--index-url {index_url(index)}")
+    return pip_command(env, f"install --force-reinstall torch torchvision torchaudio --index-url {index_url(index)}")
+
+
+def no_interpreter_step(env: PythonEnv) -> str | None:
+    """The step that says no interpreter was found (so the commands use the activated ``python``), or None."""
+    if env.python is not None:
+        return None
+    where = "/usr/bin" if env.kind == "system" else f"{env.path}/bin"
+    return (f"No Python interpreter was found in {where} (rocmdesk looked for python3, python and python3.X), so "
+            "there is no one-click fix and the commands below say plain `python`: activate this environment the way "
+            "its program is started (for conda: `conda activate` with its name or path), check that "
+            f"`python -c 'import sys; print(sys.prefix)'` prints {env.path}, then run them in that shell.")
+
+
+def _user_fix_action(env: PythonEnv, action: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The one-click action, only where rocmdesk.fixes.pip_fix accepts it: a virtual or conda environment
+    (pyvenv.cfg or conda-meta/) with an interpreter in the root."""
+    if env.kind == "system" or not env.is_environment or env.python is None:
+        return None
+    return action
 
 
 # -- torch-wheel-mismatch ----------------------------------------------------------------------------
@@ -121,19 +145,22 @@ def torch_wheel_mismatch(ctx):
                    f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} "
                    "Reinstall from PyTorch's ROCm index "
                    f"({index}: {why}).")
-        steps = (f"`{reinstall_command(env, index)}`",
-                 "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "
-                 "build.",
-                 f"Check afterwards: torch/version.py in {info.site_packages}/torch must show hip set to a "
-                 "version string and cuda = None.")
-        action = ("pip-reinstall-rocm-torch", env.path, index_url(index))
-        if env.kind != "system":
-            fix = Fix("pip-reinstall-rocm-torch", False, steps, action)
-        else:
+        steps = tuple(filter(None, (
+            no_interpreter_step(env),
+            f"`{reinstall_command(env, index)}`",
+            "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA build.",
+            f"Check afterwards: torch/version.py in {info.site_packages}/torch must show hip set to a "
+            "version string and cuda = None.")))
+        if env.kind == "system":
             steps = ("This torch is installed in the system Python; create a virtual environment and install torch "
                      f"there from {index_url(index)} with --index-url.",)
-            fix = Fix("pip-reinstall-rocm-torch", False, steps, None)
-        title = f"PyTorch in {env.path} is {kind}, not a ROCm build"
+        elif env.python is not None and not env.is_environment:
+            details += (f" {env.path} is a whole Python installation ({env.kind}), not a virtual or conda "
+                        "environment, so rocmdesk offers no one-click fix: run the command yourself.")
+        fix = Fix("pip-reinstall-rocm-torch", False, steps,
+                  _user_fix_action(env, ("pip-reinstall-rocm-torch", env.path, index_url(index))))
+        # the subject names the environment; the title does not repeat it (renderers show both)
+        title = f"PyTorch is {kind}, not a ROCm build"
         outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details, title=title,
                                fix=fix))
     return outcomes
@@ -258,19 +285,23 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
         node_name = node.rsplit("/", 1)[-1]
         constraints = [f"torch=={torch_version}"] + [f"{n}=={v}" for n in ("torchvision", "torchaudio")
                                                      if (v := env.version_of(n))]
-        steps = (f"Do not run `pip install -r` on {node_name}'s requirements as they are: pip would replace the ROCm "
-                 "torch. Leave the node's files unchanged.",
-                 f"Write the installed versions to a constraints file, e.g. `{constraints_file_command(constraints)}`.",
-                 f"Install the node's requirements under it: `{env.python} -m pip install -r {node}/requirements.txt "
-                 "-c ~/rocm-torch-constraints.txt` (pip then refuses instead of swapping torch).",
-                 "If the node really needs a newer torch, install that version from PyTorch's ROCm index instead: "
-                 f"`{env.python} -m pip install --force-reinstall 'torch>=<version>' torchvision torchaudio "
-                 f"--index-url {index_url(choose_index(env.torch.rocm_version)[0])}`.")
+        newer = ("install --force-reinstall 'torch>=<version>' torchvision torchaudio "
+                 f"--index-url {index_url(choose_index(env.torch.rocm_version)[0])}")
+        steps = tuple(filter(None, (
+            f"Do not run `pip install -r` on {node_name}'s requirements as they are: pip would replace the ROCm "
+            "torch. Leave the node's files unchanged.",
+            no_interpreter_step(env),
+            f"Write the installed versions to a constraints file, e.g. `{constraints_file_command(constraints)}`.",
+            "Install the node's requirements under it: "
+            f"`{pip_command(env, f'install -r {node}/requirements.txt -c ~/rocm-torch-constraints.txt')}` "
+            "(pip then refuses instead of swapping torch).",
+            "If the node really needs a newer torch, install that version from PyTorch's ROCm index instead: "
+            f"`{pip_command(env, newer)}`.")))
         evidence.append(Evidence(f"installed: torch {torch_version} ({env.torch.decided_by})",
                                  env.torch.metadata or env.torch.site_packages))
         findings.append(Failed(evidence=evidence, subject=node,
                                severity=Severity.ERROR if worst == "error" else Severity.WARNING,
-                               title=f"Custom node {node_name} would replace the ROCm torch in {env.path}",
+                               # the subject (the node's folder) names the node: the YAML title stays generic
                                fix=Fix("pip-constrain-torch", False, steps, None)))
     return findings
 
@@ -326,7 +357,7 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
         date = v.dev
         if date >= FIX_MERGED + 1:
             return None
-        return ("warning", f"nightly {version} predates the fix (pytorch PR #132990, merged 2024-08-19), so "
+        return ("warning", f"nightly {version} was built before that fix was merged (2024-08-19), so "
                 "torch.cuda may crash")
     match = re.match(r"rocm(\d+)\.(\d+)(?:\.(\d+))?", local)
     if match:
@@ -334,10 +365,11 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
         if rocm >= (6, 2, 1):
             return None  # AMD's builds for ROCm 6.2.1+ carry the fix (ROCm/pytorch PR #1535)
         if rocm[:2] == (6, 2):
-            return ("warning", f"{version} is a 2.4 build for ROCm 6.2 without a patch level; only AMD's ROCm "
-                    "6.2.1 builds are known to carry the fix, so torch.cuda may crash")
-    return ("error", f"torch {version} lacks the fix (pytorch PR #132990, first in 2.5.0), so "
-            "torch.cuda.device_count() crashes with `NameError: name 'amdsmi' is not defined`")
+            return ("warning", f"{version} is a 2.4 build for ROCm 6.2 without a patch level, so it cannot be told "
+                    "whether it is one of the 6.2.1 builds that carry the fix: torch.cuda may crash")
+    # the explanation (YAML) names the fix and the releases that have it: the words here say only where this
+    # build stands, so the fixed version is stated once
+    return ("error", f"this environment's torch {version} predates that fix")
 
 
 def _pynvml_dists(env: PythonEnv) -> list[tuple[str, str, str]]:
@@ -392,14 +424,16 @@ def pynvml_breaks_rocm_torch(ctx):
         index, _why = choose_index(info.rocm_version, machine_gpus(ctx.root, ctx.facts).gfx_targets)
         if index == "rocm6.0":  # that index's newest torch may predate 2.5; rocm6.1 onwards hold 2.5+/2.6
             index = DEFAULT_INDEX
-        steps = (f"Uninstall it from this environment: `{env.python} -m pip uninstall -y {names}`.",
-                 "Or, if a custom node needs pynvml, upgrade torch to 2.5 or newer from the ROCm index instead: "
-                 f"`{env.python} -m pip install --upgrade torch torchvision torchaudio "
-                 f"--index-url {index_url(index)}`.")
+        steps = tuple(filter(None, (
+            no_interpreter_step(env),
+            f"Uninstall it from this environment: `{pip_command(env, 'uninstall -y ' + names)}`.",
+            "Or, if a custom node needs pynvml, upgrade torch from the ROCm index instead: "
+            f"`{pip_command(env, 'install --upgrade torch torchvision torchaudio --index-url ' + index_url(index))}`."
+        )))
         outcomes.append(Failed(
             evidence=evidence, subject=env.path, severity=Severity(severity),
-            details=f"In {env.path}: {words}.",
-            title=(f"pynvml crashes the ROCm torch in {env.path}" if severity == "error"
-                   else f"pynvml may crash the ROCm torch in {env.path}"),
-            fix=Fix("pip-uninstall-pynvml", False, steps, ("pip-uninstall-pynvml", env.path))))
+            details=f"{words[0].upper()}{words[1:]}.",
+            title="pynvml crashes the ROCm torch" if severity == "error" else "pynvml may crash the ROCm torch",
+            fix=Fix("pip-uninstall-pynvml", False, steps,
+                    _user_fix_action(env, ("pip-uninstall-pynvml", env.path)))))
     return outcomes
