@@ -38,8 +38,9 @@ class MeterBar(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self._fraction: float | None = None
-        self._color = QtGui.QColor("#3b82f6")
-        self._trough = QtGui.QColor("#e5e7eb")
+        self._color_name, self._trough_name = "#3b82f6", "#e5e7eb"
+        self._color = QtGui.QColor(self._color_name)
+        self._trough = QtGui.QColor(self._trough_name)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
         self._opaque = False
 
@@ -62,15 +63,17 @@ class MeterBar(QtWidgets.QWidget):
     def set_value(self, fraction: float | None, color: str, trough: str) -> None:
         if fraction is not None:
             fraction = min(1.0, max(0.0, float(fraction)))
-            # a repaint below half a pixel of change is invisible: skip it
-            if self._fraction is not None and abs(fraction - self._fraction) * max(1, self.width()) < 0.5 \
-                    and self._color.name() == color:
-                return
-        if fraction == self._fraction and self._color.name() == color and self._trough.name() == trough:
+        same_colors = color == self._color_name and trough == self._trough_name
+        if same_colors and (fraction == self._fraction or (
+                # a repaint below half a pixel of change is invisible: skip it
+                fraction is not None and self._fraction is not None
+                and abs(fraction - self._fraction) * max(1, self.width()) < 0.5)):
             return
         self._fraction = fraction
-        self._color = QtGui.QColor(color)
-        self._trough = QtGui.QColor(trough)
+        if not same_colors:
+            self._color_name, self._trough_name = color, trough
+            self._color = QtGui.QColor(color)
+            self._trough = QtGui.QColor(trough)
         self.update()
 
     def paintEvent(self, _event: QtGui.QPaintEvent) -> None:
@@ -252,6 +255,7 @@ class Sparkline(QtWidgets.QWidget):
         self._line_color = QtGui.QColor("#e8484f")
         self._grid = QtGui.QColor("#e5e7eb")
         self._background: QtGui.QColor | None = None
+        self._fill = self.fill_color()
         self._polys: tuple[list[QtGui.QPolygonF], list[QtGui.QPolygonF], list[QtGui.QPolygonF]] | None = None
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
         self.setMinimumHeight(28)
@@ -273,11 +277,12 @@ class Sparkline(QtWidgets.QWidget):
         self._grid = QtGui.QColor(grid)
         self._background = None if background is None else QtGui.QColor(background)
         self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, self._background is not None)
+        self._fill = self.fill_color()
         self._polys = None
         self.update()
 
     def fill_color(self) -> QtGui.QColor:
-        """The area's fill: the line colour at ~27 % over the background (blended once, here)."""
+        """The area's fill: the line colour at ~27 % over the background (blended once per series)."""
         fill = QtGui.QColor(self._area_color)
         if self._background is None:
             fill.setAlpha(AREA_ALPHA)
@@ -337,7 +342,7 @@ class Sparkline(QtWidgets.QWidget):
         # no antialiasing: an antialiased fill of this size costs ~3 ms per card in software
         # rendering; at one repaint every 2 s the pixel steps are not noticeable
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        p.setBrush(self.fill_color())
+        p.setBrush(self._fill)
         for poly in area:
             p.drawPolygon(poly)
         # grid over the (opaque) fill, where the translucent fill used to let it show through
