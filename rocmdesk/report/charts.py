@@ -1,81 +1,63 @@
 """History graphs as PNG files, drawn with numpy and written with zlib: no Qt, no matplotlib.
 
 Reports must render on a headless machine and in the Qt-free core, so this module has its own
-tiny rasterizer: a white canvas, axes with tick labels, one coloured polyline per GPU (gaps where
-a GPU was absent), a legend, and a 5x7 bitmap font (upper case, digits, a little punctuation).
+small rasterizer: a white canvas, axes with round tick values, one coloured polyline per GPU
+(gaps where a GPU was absent), a legend. Text is blended from anti-aliased glyphs of DejaVu Sans
+rendered once at development time (:mod:`rocmdesk.report.chart_font`), so labels look like the
+rest of the report instead of a pixel font, in upper and lower case.
 """
 
 from __future__ import annotations
 
+import base64
+import itertools
 import math
 import struct
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
 # -- font -------------------------------------------------------------------------------------
-# Each glyph is 7 rows of 5 pixels, written as rows of "#" and ".".
-_GLYPH_ROWS: dict[str, str] = {
-    " ": ".....|.....|.....|.....|.....|.....|.....",
-    "0": ".###.|#...#|#..##|#.#.#|##..#|#...#|.###.",
-    "1": "..#..|.##..|..#..|..#..|..#..|..#..|.###.",
-    "2": ".###.|#...#|....#|...#.|..#..|.#...|#####",
-    "3": "####.|....#|....#|.###.|....#|....#|####.",
-    "4": "...#.|..##.|.#.#.|#..#.|#####|...#.|...#.",
-    "5": "#####|#....|####.|....#|....#|#...#|.###.",
-    "6": ".###.|#....|#....|####.|#...#|#...#|.###.",
-    "7": "#####|....#|...#.|..#..|.#...|.#...|.#...",
-    "8": ".###.|#...#|#...#|.###.|#...#|#...#|.###.",
-    "9": ".###.|#...#|#...#|.####|....#|....#|.###.",
-    "A": ".###.|#...#|#...#|#####|#...#|#...#|#...#",
-    "B": "####.|#...#|#...#|####.|#...#|#...#|####.",
-    "C": ".###.|#...#|#....|#....|#....|#...#|.###.",
-    "D": "####.|#...#|#...#|#...#|#...#|#...#|####.",
-    "E": "#####|#....|#....|####.|#....|#....|#####",
-    "F": "#####|#....|#....|####.|#....|#....|#....",
-    "G": ".###.|#...#|#....|#.###|#...#|#...#|.####",
-    "H": "#...#|#...#|#...#|#####|#...#|#...#|#...#",
-    "I": ".###.|..#..|..#..|..#..|..#..|..#..|.###.",
-    "J": "..###|...#.|...#.|...#.|...#.|#..#.|.##..",
-    "K": "#...#|#..#.|#.#..|##...|#.#..|#..#.|#...#",
-    "L": "#....|#....|#....|#....|#....|#....|#####",
-    "M": "#...#|##.##|#.#.#|#.#.#|#...#|#...#|#...#",
-    "N": "#...#|##..#|#.#.#|#..##|#...#|#...#|#...#",
-    "O": ".###.|#...#|#...#|#...#|#...#|#...#|.###.",
-    "P": "####.|#...#|#...#|####.|#....|#....|#....",
-    "Q": ".###.|#...#|#...#|#...#|#.#.#|#..#.|.##.#",
-    "R": "####.|#...#|#...#|####.|#.#..|#..#.|#...#",
-    "S": ".####|#....|#....|.###.|....#|....#|####.",
-    "T": "#####|..#..|..#..|..#..|..#..|..#..|..#..",
-    "U": "#...#|#...#|#...#|#...#|#...#|#...#|.###.",
-    "V": "#...#|#...#|#...#|#...#|#...#|.#.#.|..#..",
-    "W": "#...#|#...#|#...#|#.#.#|#.#.#|#.#.#|.#.#.",
-    "X": "#...#|#...#|.#.#.|..#..|.#.#.|#...#|#...#",
-    "Y": "#...#|#...#|.#.#.|..#..|..#..|..#..|..#..",
-    "Z": "#####|....#|...#.|..#..|.#...|#....|#####",
-    ".": ".....|.....|.....|.....|.....|.##..|.##..",
-    ",": ".....|.....|.....|.....|.##..|..#..|.#...",
-    ":": ".....|.##..|.##..|.....|.##..|.##..|.....",
-    "-": ".....|.....|.....|.###.|.....|.....|.....",
-    "+": ".....|..#..|..#..|#####|..#..|..#..|.....",
-    "/": "....#|...#.|...#.|..#..|.#...|.#...|#....",
-    "%": "##..#|##..#|...#.|..#..|.#...|#..##|#..##",
-    "(": "...#.|..#..|.#...|.#...|.#...|..#..|...#.",
-    ")": ".#...|..#..|...#.|...#.|...#.|..#..|.#...",
-    "_": ".....|.....|.....|.....|.....|.....|#####",
-    "=": ".....|.....|#####|.....|#####|.....|.....",
-    "'": "..#..|..#..|.#...|.....|.....|.....|.....",
-    "#": ".#.#.|.#.#.|#####|.#.#.|#####|.#.#.|.#.#.",
-    "?": ".###.|#...#|....#|...#.|..#..|.....|..#..",
-    "°": ".##..|#..#.|#..#.|.##..|.....|.....|.....",
-    "<": "...#.|..#..|.#...|#....|.#...|..#..|...#.",
-    ">": ".#...|..#..|...#.|....#|...#.|..#..|.#...",
-}
-GLYPH_W, GLYPH_H = 5, 7
-_GLYPHS = {ch: np.array([[c == "#" for c in row] for row in rows.split("|")], dtype=bool)
-           for ch, rows in _GLYPH_ROWS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Glyph:
+    advance: float  # pixels the pen moves on
+    left: int  # where the bitmap starts, relative to the pen
+    coverage: np.ndarray  # (line height, width) float32 in 0..1
+
+
+@dataclass(frozen=True, slots=True)
+class Font:
+    ascent: int
+    height: int
+    glyphs: dict[str, Glyph]
+
+    def glyph(self, ch: str) -> Glyph:
+        return self.glyphs.get(ch) or self.glyphs["?"]
+
+    def width(self, text: str) -> int:
+        return math.ceil(sum(self.glyph(ch).advance for ch in text))
+
+
+@cache
+def font(style: str = "regular", scale: int = 1) -> Font:
+    """A decoded glyph set: "regular" (labels) or "bold" (titles), at 1x or 2x pixel density."""
+    from rocmdesk.report.chart_font import STYLES
+
+    ascent, height, chars, advances, lefts, widths, chunks = STYLES[style if scale == 1 else f"{style}@2x"]
+    blob = np.frombuffer(zlib.decompress(base64.b64decode("".join(chunks))), dtype=np.uint8)
+    glyphs, pos = {}, 0
+    for ch, advance, left, width in zip(chars, advances, lefts, widths, strict=True):
+        size = height * width
+        coverage = blob[pos:pos + size].reshape(height, width).astype(np.float32) / 255.0
+        pos += size
+        glyphs[ch] = Glyph(advance / 64.0, left, coverage)
+    return Font(ascent, height, glyphs)
+
 
 # Colours: a palette that stays distinct for 8 GPUs and prints in grey as different shades.
 PALETTE: tuple[tuple[int, int, int], ...] = (
@@ -86,10 +68,21 @@ WHITE = (255, 255, 255)
 BLACK = (20, 20, 20)
 GRID = (225, 225, 225)
 AXIS = (90, 90, 90)
+MUTED = (110, 110, 110)
 
 
-def text_width(text: str, scale: int = 2) -> int:
-    return len(text) * (GLYPH_W + 1) * scale
+def text_width(text: str, style: str = "regular", scale: int = 1) -> int:
+    return font(style, scale).width(text)
+
+
+def elide(text: str, max_px: int, style: str = "regular", scale: int = 1) -> str:
+    """``text`` cut with an ellipsis so it fits ``max_px`` (whole text when it fits)."""
+    f = font(style, scale)
+    if f.width(text) <= max_px:
+        return text
+    while text and f.width(text + "…") > max_px:
+        text = text[:-1]
+    return (text.rstrip() + "…") if text else ""
 
 
 class Canvas:
@@ -107,17 +100,24 @@ class Canvas:
         if x1 > x0 and y1 > y0:
             self.pixels[y0:y1, x0:x1] = color
 
-    def text(self, x: int, y: int, text: str, color: tuple[int, int, int] = BLACK, scale: int = 2) -> None:
-        """Draw ``text`` with its top-left corner at (x, y); unknown characters show as '?'."""
-        for i, ch in enumerate(text.upper()):
-            glyph = _GLYPHS.get(ch, _GLYPHS["?"])
-            big = np.kron(glyph, np.ones((scale, scale), dtype=bool))
-            gx = x + i * (GLYPH_W + 1) * scale
-            _h, _w = big.shape
-            ys, xs = np.nonzero(big)
-            ys, xs = ys + y, xs + gx
-            keep = (xs >= 0) & (xs < self.width) & (ys >= 0) & (ys < self.height)
-            self.pixels[ys[keep], xs[keep]] = color
+    def text(self, x: int, y: int, text: str, color: tuple[int, int, int] = BLACK, style: str = "regular",
+             scale: int = 1) -> int:
+        """Blend ``text`` with its top-left corner at (x, y); returns its width. Unknown characters show as '?'."""
+        f = font(style, scale)
+        ink = np.asarray(color, dtype=np.float32)
+        pen = float(x)
+        for ch in text:
+            glyph = f.glyph(ch)
+            gx = round(pen) + glyph.left
+            h, w = glyph.coverage.shape
+            x0, y0 = max(gx, 0), max(y, 0)
+            x1, y1 = min(gx + w, self.width), min(y + h, self.height)
+            if x1 > x0 and y1 > y0:
+                alpha = glyph.coverage[y0 - y:y1 - y, x0 - gx:x1 - gx, None]
+                region = self.pixels[y0:y1, x0:x1].astype(np.float32)
+                self.pixels[y0:y1, x0:x1] = np.rint(region + (ink - region) * alpha).astype(np.uint8)
+            pen += glyph.advance
+        return math.ceil(pen - x)
 
     def polyline(self, xs: np.ndarray, ys: np.ndarray, color: tuple[int, int, int], width: int = 2) -> None:
         """Connect consecutive finite points; a NaN breaks the line (a gap in the data)."""
@@ -181,76 +181,195 @@ def decode_png_rgb(data: bytes) -> np.ndarray:
     return raw[:, 1:].reshape(height, width, 3)
 
 
-# -- charts -----------------------------------------------------------------------------------
+# -- axes -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Series:
-    label: str  # legend text ("card0 RX 7900 XTX")
+    label: str  # legend text ("card0 · RX 7900 XTX")
     times: np.ndarray  # seconds, any origin
     values: np.ndarray  # NaN = not available
 
 
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """The drawn range of an axis, its tick positions and their labels (distinct, same decimals)."""
+
+    low: float
+    high: float
+    ticks: tuple[float, ...]
+    labels: tuple[str, ...]
+
+
+def nice_step(raw: float) -> float:
+    """The smallest 1, 2 or 5 x 10^n step (2.5 x 10^n from 25 up, whose labels stay whole) >= ``raw``."""
+    if not math.isfinite(raw) or raw <= 0:
+        return 1.0
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    for mantissa in (1.0, 2.0, 2.5, 5.0, 10.0):
+        if mantissa == 2.5 and magnitude < 10:
+            continue  # 0.25 or 2.5 steps give labels like 61.25 and 63.75
+        if mantissa * magnitude >= raw * (1 - 1e-9):
+            return mantissa * magnitude
+    return 10.0 * magnitude
+
+
+def _clean(value: float, step: float) -> float:
+    """``value`` without float noise from k * step (0.30000000000000004), and never -0."""
+    digits = max(0, 3 - math.floor(math.log10(step)))
+    return round(value, digits) + 0.0
+
+
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values covering [low, high] (1, 2, 2.5, 5 x 10^n steps)."""
+    """Round tick values from at or below ``low`` to at or above ``high``, about ``count`` of them."""
     if not math.isfinite(low) or not math.isfinite(high):
         return [0.0, 1.0]
-    if high <= low:
+    if high < low:
+        low, high = high, low
+    if high == low:
+        high = low + (abs(low) * 0.1 or 1.0)
+    span = high - low
+    if not math.isfinite(span):  # near the float limits: just the two ends
+        return [low, high]
+    step = nice_step(span / max(1, count - 1))
+    first = math.floor(low / step + 1e-9)
+    last = math.ceil(high / step - 1e-9)
+    return [_clean(k * step, step) for k in range(first, last + 1)]
+
+
+def tick_labels(ticks: Sequence[float]) -> tuple[str, ...]:
+    """Labels with the fewest decimals that keep every tick distinct and exact (1e6 and up, or below
+    0.001, in scientific notation); zero is always "0"."""
+    values = [float(t) for t in ticks]
+    if not values:
+        return ()
+    diffs = [abs(b - a) for a, b in itertools.pairwise(values) if b != a]
+    step = min(diffs) if diffs else (abs(values[0]) or 1.0)
+    biggest = max(abs(v) for v in values)
+    scientific = biggest >= 1e6 or 0 < biggest < 1e-3
+
+    def render(value: float, decimals: int) -> str:
+        if value == 0:
+            return "0"
+        if scientific:
+            mantissa, exponent = f"{value:.{decimals}e}".split("e")
+            return f"{mantissa}e{int(exponent)}"
+        text = f"{value:,.{decimals}f}" if biggest >= 10_000 else f"{value:.{decimals}f}"
+        return text.replace(",", " ")
+
+    for decimals in range(0, 16):
+        labels = [render(v, decimals) for v in values]
+        exact = all(abs(float(label.replace(" ", "")) - v) <= step * 1e-3 for label, v in zip(labels, values,
+                                                                                              strict=True))
+        if exact and len(set(labels)) == len(labels):
+            return tuple(labels)
+    return tuple(repr(v) for v in values)
+
+
+def value_axis(values: np.ndarray, y_min: float | None = None, y_max: float | None = None,
+               min_span: float | None = None, count: int = 5) -> Axis:
+    """The y axis for ``values`` (NaN and inf ignored): fixed ends where given, a zero baseline when the
+    data sits well above zero, and at least ``min_span`` (default: a tenth of the values' size) so a
+    flat line gets a few round ticks around it instead of 61, 61.2, 61.5, 61.8."""
+    data = np.asarray(values, dtype=np.float64).ravel()
+    data = data[np.isfinite(data)]
+    if len(data):
+        lo, hi = float(data.min()), float(data.max())
+        if 0 <= lo < hi * 0.5:
+            lo = 0.0
+    else:
+        lo, hi = 0.0, 1.0
+    never_negative = lo >= 0
+    if y_min is not None:
+        lo = float(y_min)
+    if y_max is not None:
+        hi = float(y_max)
+    if hi < lo:  # the data lies outside a fixed end
+        hi, lo = (lo, lo) if y_max is None else (hi, hi)
+    span = min_span if min_span is not None and min_span > 0 else (max(abs(lo), abs(hi)) * 0.1 or 1.0)
+    if math.isfinite(hi - lo) and hi - lo < span:
+        if y_min is not None and y_max is not None:
+            hi = lo + span
+        elif y_min is not None:
+            hi = lo + span
+        elif y_max is not None:
+            lo = hi - span
+        else:
+            mid = (lo + hi) / 2
+            lo, hi = mid - span / 2, mid + span / 2
+            if never_negative and lo < 0:
+                lo, hi = 0.0, span
+    ticks = nice_ticks(lo, hi, count)
+    if y_min is not None:
+        ticks = [t for t in ticks if t >= y_min - 1e-9 * max(1.0, abs(y_min))] or [float(y_min)]
+    if y_max is not None:
+        ticks = [t for t in ticks if t <= y_max + 1e-9 * max(1.0, abs(y_max))] or [float(y_max)]
+    low = float(y_min) if y_min is not None else ticks[0]
+    high = float(y_max) if y_max is not None else ticks[-1]
+    if not high > low:
         high = low + 1.0
-    raw = (high - low) / max(1, count - 1)
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    first = math.floor(low / step) * step
-    ticks = []
-    value = first
-    while value <= high + step * 0.5 and len(ticks) < 20:
-        ticks.append(round(value, 10))
-        value += step
-    if ticks[-1] < high:
-        ticks.append(round(ticks[-1] + step, 10))
-    return ticks
+    return Axis(low, high, tuple(ticks), tick_labels(ticks))
 
 
-def _tick_label(value: float) -> str:
-    if abs(value) >= 1000:
-        return f"{value:,.0f}".replace(",", " ")
-    if value == int(value):
-        return f"{int(value)}"
-    return f"{value:.1f}" if abs(value) >= 1 else f"{value:.2f}"
+# time units: (largest span shown in this unit in s, unit seconds, suffix, steps in that unit)
+_TIME_UNITS = (
+    (180.0, 1.0, "s", (1, 2, 5, 10, 15, 20, 30, 60)),
+    (3 * 3600.0, 60.0, "min", (1, 2, 5, 10, 15, 20, 30, 60)),
+    (math.inf, 3600.0, "h", (1, 2, 3, 6, 12, 24, 48, 72, 168)),
+)
 
 
-def _time_label(seconds: float, span: float) -> str:
-    if span >= 120:
-        minutes = seconds / 60
-        return f"{minutes:.0f} MIN" if abs(minutes - round(minutes)) < 1e-6 else f"{minutes:.1f} MIN"
-    return f"{seconds:.0f} S"
+def time_axis(span_s: float, count: int = 6) -> Axis:
+    """Ticks from 0 to ``span_s`` seconds in one unit (s under 3 min, min under 3 h, then h), at
+    clock-like steps (15 s, 5 min, 6 h), labelled "0 s", "1.5 s", "30 min", "12 h"; never a repeat."""
+    if not math.isfinite(span_s) or span_s <= 0:
+        span_s = 1.0
+    _limit, unit_s, suffix, steps = next(u for u in _TIME_UNITS if span_s < u[0])
+    value = span_s / unit_s
+    raw = value / max(1, count - 1)
+    step = next((float(s) for s in steps if s >= raw * (1 - 1e-9)), None) if raw >= 1 else None
+    if step is None:
+        step = nice_step(raw)
+    # a window recorded as 3599 s of a 60 min view still ends at its "60 min" tick
+    ticks = [_clean(k * step, step) for k in range(0, math.floor(value / step + 0.02) + 1)]
+    numbers = [label if "." not in label else label.rstrip("0").rstrip(".") for label in tick_labels(ticks)]
+    seconds = tuple(t * unit_s for t in ticks)
+    return Axis(0.0, float(max(span_s, seconds[-1])), seconds, tuple(f"{n} {suffix}" for n in numbers))
+
+
+# -- charts -----------------------------------------------------------------------------------
 
 
 def line_chart(series: Sequence[Series], title: str, unit: str, width: int = 960, height: int = 300,
-               y_min: float | None = None, y_max: float | None = None) -> bytes:
-    """A PNG line chart: title, y axis with unit, time axis (minutes from the first sample), legend."""
-    canvas = Canvas(width, height)
-    scale = 2
-    left, right, top, bottom = 86, 16, 40, 44
-    legend_rows = max(1, math.ceil(len(series) / 4))
-    bottom += (legend_rows - 1) * 18
-    plot_w, plot_h = width - left - right, height - top - bottom
-    canvas.text(left, 10, title, BLACK, scale)
-    finite = [s.values[np.isfinite(s.values)] for s in series]
-    all_values = np.concatenate(finite) if finite and any(len(f) for f in finite) else np.array([])
-    times = [s.times for s in series if len(s.times)]
+               y_min: float | None = None, y_max: float | None = None, *, min_span: float | None = None,
+               scale: int = 1) -> bytes:
+    """A PNG line chart: title, y axis with unit, time axis (from the first sample), legend.
+
+    ``width`` and ``height`` are logical pixels; ``scale`` 2 draws everything at twice the density
+    (a crisp picture on a HiDPI screen shown at ``width``)."""
+    k = 2 if scale >= 2 else 1
+    canvas = Canvas(width * k, height * k)
+    label_font, title_font = font("regular", k), font("bold", k)
+    finite = [np.asarray(s.values, dtype=np.float64) for s in series]
+    all_values = np.concatenate(finite) if finite else np.array([])
+    has_data = bool(np.isfinite(all_values).any())
+    y_axis = value_axis(all_values, y_min, y_max, min_span)
+    times = [np.asarray(s.times, dtype=np.float64) for s in series]
+    times = [t[np.isfinite(t)] for t in times]
+    times = [t for t in times if len(t)]
     t0 = min(float(t.min()) for t in times) if times else 0.0
     t1 = max(float(t.max()) for t in times) if times else 1.0
-    if t1 <= t0:
-        t1 = t0 + 1.0
-    lo = float(all_values.min()) if len(all_values) else 0.0
-    hi = float(all_values.max()) if len(all_values) else 1.0
-    lo = y_min if y_min is not None else min(lo, 0.0) if lo >= 0 and lo < hi * 0.5 else lo
-    hi = y_max if y_max is not None else hi
-    ticks = nice_ticks(lo, hi)
-    lo, hi = ticks[0], ticks[-1]
-    if hi <= lo:
-        hi = lo + 1.0
+    x_axis = time_axis(t1 - t0)
+    t1 = t0 + x_axis.high
+    lo, hi = y_axis.low, y_axis.high
+
+    right = 16 * k
+    left = max(48 * k, max(label_font.width(label) for label in y_axis.labels) + 16 * k)
+    top = 12 * k + title_font.height + 6 * k
+    legend_rows = max(1, math.ceil(len(series) / 4))
+    row_h = label_font.height + 4 * k
+    bottom = 8 * k + label_font.height + 10 * k + legend_rows * row_h
+    plot_w, plot_h = canvas.width - left - right, canvas.height - top - bottom
 
     def to_x(t: np.ndarray | float) -> np.ndarray | float:
         return left + (np.asarray(t) - t0) / (t1 - t0) * (plot_w - 1)
@@ -258,43 +377,42 @@ def line_chart(series: Sequence[Series], title: str, unit: str, width: int = 960
     def to_y(v: np.ndarray | float) -> np.ndarray | float:
         return top + plot_h - 1 - (np.asarray(v) - lo) / (hi - lo) * (plot_h - 1)
 
-    for tick in ticks:
+    canvas.text(left, 10 * k, elide(title, plot_w - 80 * k, "bold", k), BLACK, "bold", k)
+    unit_w = label_font.width(unit)
+    canvas.text(canvas.width - right - unit_w, 10 * k + title_font.ascent - label_font.ascent, unit, MUTED,
+                "regular", k)
+    digit_middle = label_font.ascent - round(label_font.glyph("0").coverage.any(axis=1).sum() / 2)
+    for tick, label in zip(y_axis.ticks, y_axis.labels, strict=True):
         y = round(float(to_y(tick)))
-        canvas.rect(left, y, left + plot_w, y + 1, GRID)
-        label = _tick_label(tick)
-        canvas.text(left - 8 - text_width(label, scale), y - GLYPH_H, label, AXIS, scale)
-    span = t1 - t0
-    for tick in nice_ticks(0.0, span / 60 if span >= 120 else span, 6):
-        seconds = tick * 60 if span >= 120 else tick
-        if seconds > span + 1e-9:
-            continue
+        canvas.rect(left, y, left + plot_w, y + k, GRID)
+        if has_data:  # no values: no made-up scale either
+            canvas.text(left - 8 * k - label_font.width(label), y - digit_middle, label, AXIS, "regular", k)
+    for seconds, label in zip(x_axis.ticks, x_axis.labels, strict=True):
         x = round(float(to_x(t0 + seconds)))
-        canvas.rect(x, top, x + 1, top + plot_h, GRID)
-        label = _time_label(seconds, span)
-        lx = min(max(left, x - text_width(label, scale) // 2), width - right - text_width(label, scale))
-        canvas.text(lx, top + plot_h + 8, label, AXIS, scale)
-    canvas.rect(left, top, left + 2, top + plot_h, AXIS)
-    canvas.rect(left, top + plot_h - 1, left + plot_w, top + plot_h + 1, AXIS)
-    unit_label = unit.upper()
-    canvas.text(width - right - text_width(unit_label, scale), 10, unit_label, AXIS, scale)
-    if not len(all_values):
-        message = "NO DATA RECORDED"
-        canvas.text(left + (plot_w - text_width(message, scale)) // 2, top + plot_h // 2 - 7, message, AXIS, scale)
+        canvas.rect(x, top, x + k, top + plot_h, GRID)
+        w = label_font.width(label)
+        lx = min(max(left, x - w // 2), canvas.width - right - w)
+        canvas.text(lx, top + plot_h + 6 * k, label, AXIS, "regular", k)
+    canvas.rect(left, top, left + 2 * k, top + plot_h, AXIS)
+    canvas.rect(left, top + plot_h - k, left + plot_w, top + plot_h + k, AXIS)
+    if not has_data:
+        message = "No data recorded"
+        canvas.text(left + (plot_w - label_font.width(message)) // 2, top + plot_h // 2 - label_font.height // 2,
+                    message, MUTED, "regular", k)
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
-        values = np.clip(s.values.astype(np.float64), lo, hi)
-        canvas.polyline(to_x(s.times), to_y(values), color, width=2)
+        values = np.clip(np.asarray(s.values, dtype=np.float64), lo, hi)
+        canvas.polyline(to_x(np.asarray(s.times, dtype=np.float64)), to_y(values), color, width=2 * k)
     # legend under the time axis, four entries per row
-    column_w = (width - left - right) // 4
+    column_w = plot_w // 4
     for i, s in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
         row, col = divmod(i, 4)
         x = left + col * column_w
-        y = top + plot_h + 28 + row * 18
-        canvas.rect(x, y + 3, x + 16, y + 9, color)
-        label = s.label.upper()
-        max_chars = max(4, (column_w - 26) // ((GLYPH_W + 1) * scale))
-        canvas.text(x + 22, y, label[:max_chars], BLACK, scale)
+        y = top + plot_h + 8 * k + label_font.height + 10 * k + row * row_h
+        middle = y + digit_middle
+        canvas.rect(x, middle - 3 * k, x + 16 * k, middle + 3 * k, color)
+        canvas.text(x + 22 * k, y, elide(s.label, column_w - 30 * k, "regular", k), BLACK, "regular", k)
     return canvas.png()
 
 
@@ -324,6 +442,21 @@ def _value(merged: dict, key: str) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
 
 
+# the smallest y span per chart key, so a flat line gets round ticks around it (see value_axis)
+MIN_SPAN: dict[str, float] = {"temperature": 10.0, "power_w": 10.0, "vram_used_gib": 1.0}
+
+
+def gpu_label(info) -> str:
+    """"card1 · MI300X": the label the window uses for a GPU (without the vendor words every AMD GPU shares)."""
+    name = str(getattr(info, "name", "") or "")
+    short = name
+    for word in ("AMD ", "Radeon ", "Instinct "):
+        short = short.replace(word, "")
+    short = short.strip() or name
+    card = getattr(info, "card", "") or getattr(info, "pci", "") or "GPU"
+    return f"{card} · {short}" if short else card
+
+
 def series_of(recording, key: str) -> list[Series]:
     """One Series per GPU of a Recording for a chart key (see CHARTS)."""
     times = np.array([f.t for f in recording.frames], dtype=np.float64)
@@ -339,8 +472,7 @@ def series_of(recording, key: str) -> list[Series]:
             if "temperature_c" in static and "temperature_c" in dynamic:
                 merged["temperature_c"] = {**static["temperature_c"], **dynamic["temperature_c"]}
             values[i] = _value(merged, key)
-        short = info.name.replace("AMD ", "").replace("Radeon ", "")
-        out.append(Series(f"{info.card} {short}", times, values))
+        out.append(Series(gpu_label(info), times, values))
     return out
 
 
@@ -357,11 +489,12 @@ def temperature_label(recording) -> str:
     return "junction"
 
 
-def history_charts(recording, width: int = 960, height: int = 300) -> list[tuple[str, bytes]]:
-    """(title, PNG bytes) for each chart of a recording's window."""
+def history_charts(recording, width: int = 960, height: int = 300, scale: int = 1) -> list[tuple[str, bytes]]:
+    """(title, PNG bytes) for each chart of a recording's window (``scale`` 2: twice the pixels, for HiDPI)."""
     out = []
     for title, unit, key, (y_min, y_max) in CHARTS:
         series = series_of(recording, key)
         shown = f"{title} ({temperature_label(recording)})" if key == "temperature" else title
-        out.append((shown, line_chart(series, shown, unit, width, height, y_min, y_max)))
+        out.append((shown, line_chart(series, shown, unit, width, height, y_min, y_max, min_span=MIN_SPAN.get(key),
+                                      scale=scale)))
     return out

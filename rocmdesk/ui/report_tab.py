@@ -24,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
+from rocmdesk.ui.formatting import NA
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +193,7 @@ class ReportTab(QtWidgets.QWidget):
         processes = self._processes()
         root = self.ctx.root
         p = self.provenance
+        scale = 2 if self.devicePixelRatioF() > 1 else 1  # charts as crisp as the screen shows them
 
         def build() -> tuple[Any, list[tuple[str, bytes]]]:
             from rocmdesk.report.charts import history_charts
@@ -201,7 +203,7 @@ class ReportTab(QtWidgets.QWidget):
             charts = []
             if report.history is not None and report.history.frames:
                 try:
-                    charts = history_charts(report.history, width=CHART_WIDTH, height=260)
+                    charts = history_charts(report.history, width=CHART_WIDTH, height=260, scale=scale)
                 except Exception:  # the report without graphs is still worth showing
                     log.exception("graphs for the report preview failed")
             return report, charts
@@ -255,6 +257,7 @@ class ReportTab(QtWidgets.QWidget):
             image = QtGui.QImage.fromData(png, "PNG")
             if image.isNull():
                 continue
+            image.setDevicePixelRatio(max(1.0, image.width() / CHART_WIDTH))
             doc.addResource(QtGui.QTextDocument.ResourceType.ImageResource, QtCore.QUrl(name), image)
             names.append(name)
         scroll = self.preview.verticalScrollBar().value()
@@ -399,7 +402,16 @@ def _capital(text: str) -> str:
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value if value is not None else "n/a"), quote=True)
+    return html.escape(str(value if value is not None else NA), quote=True)
+
+
+def _size(value: object) -> str:
+    """Bytes as "24.0 GiB", or the app's N/A for a missing size (as every other view writes it)."""
+    from rocmdesk.report.data import human_bytes
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return NA
+    return human_bytes(value)
 
 
 def _table(pal: theme.Palette, header: list[str], rows: list[list[str]], widths: list[str] | None = None) -> str:
@@ -425,7 +437,7 @@ def _h2(pal: theme.Palette, text: str) -> str:
 
 def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str:
     """The report for the tab: findings as cards first, then system, GPUs, graphs, processes, checks."""
-    from rocmdesk.report.data import human_bytes, window_text
+    from rocmdesk.report.data import window_text
     from rocmdesk.report.finding_view import finding_view
     from rocmdesk.report.html import finding_body
 
@@ -451,7 +463,7 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
         parts.append(_h2(pal, f"GPUs ({len(report.gpus)})"))
         parts.append(_table(pal, ["Card", "PCI", "Name", "gfx", "VRAM", "Driver", "KFD node"], [
             [_e(g.get("card")), _e(g.get("pci")), _e(g.get("name")), _e(g.get("gfx_target")),
-             _e(human_bytes(g.get("vram_total_bytes"))), _e(g.get("driver") or "none"), _e(g.get("kfd_node"))]
+             _e(_size(g.get("vram_total_bytes"))), _e(g.get("driver") or "none"), _e(g.get("kfd_node"))]
             for g in report.gpus]))
     parts.append(_h2(pal, "Telemetry"))
     note = report.telemetry_note()
@@ -464,8 +476,8 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
     if report.processes:
         parts.append(_h2(pal, f"Processes ({len(report.processes)})"))
         parts.append(_table(pal, ["PID", "Name", "GPU", "VRAM", "GPU busy", "Command line"], [
-            [_e(p.get("pid")), _e(p.get("name")), _e(p.get("pci")), _e(human_bytes(p.get("vram_bytes"))),
-             _e(f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else "n/a"),
+            [_e(p.get("pid")), _e(p.get("name")), _e(p.get("pci")), _e(_size(p.get("vram_bytes"))),
+             _e(f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else NA),
              f'<span {code}>{_e((p.get("cmdline") or "")[:160])}</span>'] for p in report.processes]))
     if report.checks:
         status_color = {"pass": pal.ok, "fail": pal.critical, "skip": pal.muted, "error": pal.critical}

@@ -107,5 +107,6 @@ def test_preview_html_escapes_machine_text_and_colours_findings():
                     "gpu_percent": None, "cmdline": "python main.py"}])
     text = preview_html(report, theme.LIGHT, [])
     assert "Bad &lt;b&gt;thing&lt;/b&gt;" in text and "x=&lt;1&gt;" in text and "&lt;6.8&gt;" in text
-    assert theme.LIGHT.critical in text and "needs administrator rights" in text and "n/a" in text
+    assert theme.LIGHT.critical in text and "needs administrator rights" in text
+    assert ">N/A<" in text and "n/a" not in text
     assert "/etc/x:3" in text and "Telemetry from" not in text and "<img" not in text
