@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
 from types import SimpleNamespace
 
@@ -144,29 +146,59 @@ def test_broken_run_shows_message(qtbot, tmp_path):
 
 
 def test_window_stays_responsive_while_checking(qtbot, tmp_path):
+    """The checks run off the GUI thread and the window keeps answering while they run.
+
+    A heartbeat's wall-clock gaps measure the machine as much as the app: with two other busy
+    processes on a 2-core runner a 5 ms beat stretches to 60-170 ms although the GUI thread
+    does nothing in between. So: (1) the checks run in another thread and the event loop turns
+    while a diagnosis is held in progress; (2) between two beats the GUI thread itself works at
+    most 50 ms (its own CPU time, which other processes do not stretch; a diagnosis on the GUI
+    thread is ~100 ms of it); (3) no wall-clock stall a user would call frozen (1 s).
+    """
     from benchmarks.bench_diagnose import build
+    from rocmdesk.diagnosis.runner import diagnose
 
     root = build(tmp_path, log_mb=8, processes=200)
-    tab = make_tab(qtbot, root)
-    gaps: list[float] = []
-    last = [time.perf_counter()]
+    workers: list[threading.Thread] = []
+    checked, hold = threading.Event(), threading.Event()
 
-    def tick():
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
+    def held_diagnose(*args, **kwargs):
+        workers.append(threading.current_thread())
+        report = diagnose(*args, **kwargs)  # the real checks, with their progress signals
+        checked.set()
+        hold.wait(10)  # still "in progress" until the test has seen the window answer
+        return report
+
+    tab = make_tab(qtbot, root, diagnose_fn=held_diagnose)
+    beats: list[tuple[float, float]] = []  # (wall clock, the GUI thread's CPU time)
+
+    def beat():
+        beats.append((time.perf_counter(), time.thread_time()))
 
     timer = QtCore.QTimer()
     timer.setInterval(5)
-    timer.timeout.connect(tick)
+    timer.timeout.connect(beat)
     timer.start()
-    with qtbot.waitSignal(tab.diagnosisFinished, timeout=30000):
-        last[0] = time.perf_counter()
-        tab.run_all()
-        assert tab.running and not tab.run_button.isEnabled()
-    timer.stop()
-    assert gaps, "the event loop never ran during the diagnosis"
-    assert max(gaps) < 0.050, f"event loop stalled {max(gaps) * 1000:.0f} ms"
+    try:
+        with qtbot.waitSignal(tab.diagnosisFinished, timeout=30000):
+            beat()
+            tab.run_all()
+            assert tab.running and not tab.run_button.isEnabled()
+            qtbot.waitUntil(lambda: bool(workers), timeout=5000)
+            assert workers[0] is not threading.main_thread(), "the checks ran on the GUI thread"
+            qtbot.waitUntil(checked.is_set, timeout=20000)
+            during = len(beats)
+            qtbot.waitUntil(lambda: len(beats) >= during + 3, timeout=5000)
+            assert tab.running and tab.progress.isVisible() and tab.progress.value() > 0
+            hold.set()
+    finally:
+        hold.set()
+        timer.stop()
+    wall = [b[0] - a[0] for a, b in itertools.pairwise(beats)]
+    cpu = [b[1] - a[1] for a, b in itertools.pairwise(beats)]
+    assert len(beats) > 3, "the event loop never ran during the diagnosis"
+    assert max(cpu) < 0.050, f"the GUI thread worked {max(cpu) * 1000:.0f} ms without answering"
+    assert max(wall) < 1.0, f"event loop stalled {max(wall) * 1000:.0f} ms"
 
 
 def test_registered_in_window(qtbot, tmp_path, open_window):
