@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import io
 import logging
+import os
 import threading
 from collections.abc import Callable
 
@@ -88,6 +89,18 @@ def status_icon(glyph: str, color: str, size: int = 16) -> QtGui.QIcon:
         painter.end()
         _ICON_CACHE[key] = QtGui.QIcon(pixmap)
     return _ICON_CACHE[key]
+
+
+def subject_heading(ctx: AppContext) -> str:
+    """What the diagnosis describes, in the banner's terms: this machine, a snapshot or a root folder
+    (the demo shows recorded telemetry, but its checks run on this machine's root)."""
+    root = getattr(ctx, "root", None)
+    bundle = getattr(ctx, "bundle_path", None)
+    if getattr(ctx, "mode", "") == "snapshot" and bundle:
+        return f"This snapshot ({os.path.basename(bundle)})"
+    if root is not None and not root.is_live:
+        return f"This root folder ({root.root})"
+    return "This machine"
 
 
 class _Bridge(QtCore.QObject):
@@ -514,7 +527,8 @@ class DiagnosisTab(QtWidgets.QWidget):
         body = ("<p>No problem found.</p>" if not problems else
                 f"<p>{len(problems)} finding(s): select one on the left.</p>")
         self.detail.setHtml(
-            f"<h3>This machine</h3><p>Kernel {html.escape(str(host.get('kernel') or 'unknown'))} · "
+            f"<h3>{html.escape(subject_heading(self.ctx))}</h3>"
+            f"<p>Kernel {html.escape(str(host.get('kernel') or 'unknown'))} · "
             f"{html.escape(str(host.get('distro') or 'unknown distribution'))} · ROCm "
             f"{html.escape(str(host.get('rocm') or 'not found'))}</p><ul>{gpus or '<li>no AMD GPU found</li>'}</ul>"
             + body)
