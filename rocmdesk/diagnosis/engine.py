@@ -98,7 +98,10 @@ def run_check(spec: CheckSpec, ctx: Any, metadata: dict[str, dict]) -> CheckResu
     elapsed = time.perf_counter() - start
     if failed:
         findings = [_finding(spec.id, f, meta) for f in failed]
-        reason = "; ".join(dict.fromkeys(f.title for f in findings))
+        # each finding once, with what it is about: titles do not repeat their subject, so the check's one-line
+        # reason names it ("PyTorch is a CUDA build, not a ROCm build (/opt/envs/sd)")
+        reason = "; ".join(dict.fromkeys(
+            f"{f.title} ({f.subject})" if f.subject and f.subject not in f.title else f.title for f in findings))
         return CheckResult(spec.id, spec.area, title, Status.FAIL, reason, findings, elapsed)
     skipped = [o for o in outcomes if isinstance(o, Skipped)]
     if skipped and len(skipped) == len(outcomes):

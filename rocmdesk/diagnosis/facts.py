@@ -157,7 +157,8 @@ class EnvSetting:
     value: str
     path: str  # host path of the file that sets it ("/proc/1234/environ", "/etc/environment")
     line: int | None
-    scope: str  # "this session", "process 1234 (python3)", "/etc/environment", "ollama.service"
+    scope: str  # "this session", "python3 process 1234", "/etc/environment", "ollama.service" (no parentheses:
+    # renderers put a finding's subject in parentheses, so a scope with its own would nest)
 
     @property
     def where(self) -> str:
@@ -1051,7 +1052,7 @@ class HostFacts:
             out.extend(self._unit_env(f"{home}/.config/systemd/user"))
         out.extend(self._unit_env("/etc/systemd/system"))
         for pid, comm in self.gpu_processes:
-            out.extend(self._process_env(f"/proc/{pid}/environ", f"process {pid} ({comm})"))
+            out.extend(self._process_env(f"/proc/{pid}/environ", f"{comm} process {pid}"))
         return out
 
     def _process_env(self, path: str, scope: str) -> list[EnvSetting]:

@@ -271,7 +271,8 @@ def _hidden(s: EnvSetting, problem: str, total: int | None) -> Failed:
     """``total``: the machine's GPUs in the KFD topology (not the count left after ROCR filtering)."""
     gpus = f" This machine has {total} GPU(s) in the KFD topology." if total is not None else ""
     # the explanation already says what PyTorch then reports
-    return Failed(evidence=[setting_evidence(s)], subject=f"{s.name} ({s.scope})",
+    # the title names the variable, the subject where it is set: "ROCR_VISIBLE_DEVICES hides GPUs (ollama.service)"
+    return Failed(evidence=[setting_evidence(s)], subject=s.scope, title=f"{s.name} hides GPUs",
                   details=f"{s.name}={s.value!r}: {problem}.{gpus}",
                   fix_steps=change_steps(s, None))
 

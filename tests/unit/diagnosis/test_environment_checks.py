@@ -116,7 +116,7 @@ def test_override_in_gpu_process_env(root):
     sc.gpu_process(root, 5150, "python3", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}, device="/dev/dri/renderD128")
     finding = sc.run_check(root, MISMATCH).findings[0]
     assert finding.evidence[0].path == "/proc/5150/environ"
-    assert finding.subject == "process 5150 (python3)"
+    assert finding.subject == "python3 process 5150"
 
 
 def test_process_without_gpu_is_not_read(root):
@@ -304,6 +304,6 @@ def test_hidden_gpus_count_is_the_machines_not_the_rocr_narrowed_one(root):
     text = (root / "etc/systemd/system/ollama.service").read_text()
     sc.write(root, "/etc/systemd/system/ollama.service",
              text.replace("[Install]", "Environment=HIP_VISIBLE_DEVICES=1\n\n[Install]"))
-    finding = next(f for f in sc.run_check(root, VISIBLE).findings if "HIP_VISIBLE_DEVICES" in f.subject)
+    finding = next(f for f in sc.run_check(root, VISIBLE).findings if "HIP_VISIBLE_DEVICES" in f.title)
     assert "already narrowed them to 1" in finding.explanation
     assert "This machine has 2 GPU(s) in the KFD topology." in finding.explanation

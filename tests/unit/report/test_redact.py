@@ -140,7 +140,9 @@ def _normalized(report, user: str) -> str:
     # the source says the user's name where the bundle says user1: only in the person's contexts
     text = text.replace(f"/home/{user}", "/home/user1")
     return re.sub(rf"(?<=Add ){user}(?= to the)|(?<=-G render,video ){user}(?=`)|(?<=\"subject\": \"){user}(?=\")"
-                  rf"|(?<=\"reason\": \"){user}(?= is configured)", "user1", text)
+                  rf"|(?<=\"reason\": \"){user}(?= is configured)"
+                  # a failed check's reason ends with its finding's subject: "... use the GPU (alice)"
+                  rf"|(?<=the GPU \(){user}(?=\)\")", "user1", text)
 
 
 @pytest.mark.parametrize("user", ["amd", "render"])
