@@ -326,8 +326,10 @@ def simulate_mi300x(seed: int = 20251130) -> Recording:
                 sdma_s[k] += copied / SDMA_BYTES_PER_S
                 if rng.random() < busy / 100.0:  # the snapshot catches its kernels running
                     cu = math.ceil(MI300X_CUS * rng.uniform(*MI300X_WAVE_FILL[phase.kind]))
-                else:  # between kernels: only an RCCL all-reduce, or nothing
-                    cu = rng.choice((0, 0, rng.randint(8, 40)))
+                elif job_running and phase.kind in ("train", "warmup", "eval") and rng.random() < 0.85:
+                    cu = rng.randint(8, 40)  # between compute kernels: an RCCL all-reduce on a few CUs
+                else:
+                    cu = 0  # nothing in flight at that instant
                 processes.append({"pid": 51200 + k, "vram_bytes": page(max(0.0, st.hbm - 0.3 * GIB)),
                                   "cu_occupied": cu, "cu_occupancy_percent": cu_percent(cu, MI300X_CUS),
                                   "sdma_us": round(sdma_s[k] * 1e6)})
