@@ -46,6 +46,9 @@ from rocmdesk.ui.widgets import (
 DEFAULT_SENSORS = ("junction", "edge", "mem")
 CARD_RADIUS = 10
 TREND_S = 300.0
+# A trend taller than this says nothing more; with one or two GPUs the card stops growing there
+# instead of drawing a window-high chart (empty until history builds up, and costly to repaint).
+TREND_MAX_HEIGHT = 200
 TREND_POINTS = 150
 # the trend moves two points (4 s) at a time: its repaint (a filled polygon per card) is the largest
 # single cost of the Overview, and a 5-minute trend loses nothing by moving every 4 s
@@ -214,6 +217,7 @@ class GpuCard(QtWidgets.QFrame):
         self.trend_caption = QtWidgets.QLabel("", self)
         self.trend_caption.setObjectName("metricCaption")
         self.trend = Sparkline(self)
+        self.trend.setMaximumHeight(TREND_MAX_HEIGHT)
         self.trend.setAccessibleName("Last 5 minutes of GPU busy and power")
         outer.addSpacing(4)
         outer.addWidget(self.trend_caption)
@@ -490,11 +494,12 @@ class OverviewTab(QtWidgets.QWidget):
         cols = self.columns_for(len(pcis))
         self._columns = cols
         for i, pci in enumerate(pcis):
-            self.grid.addWidget(self.cards[pci], i // cols, i % cols)
+            # top-aligned: a card that reached its largest useful height leaves the rest of its row empty
+            self.grid.addWidget(self.cards[pci], i // cols, i % cols, QtCore.Qt.AlignmentFlag.AlignTop)
         rows = (len(pcis) + cols - 1) // cols
         for c in range(8):
             self.grid.setColumnStretch(c, 1 if c < cols else 0)
-        for r in range(8):
+        for r in range(9):
             self.grid.setRowStretch(r, 1 if r < rows else 0)
 
     def resizeEvent(self, event) -> None:

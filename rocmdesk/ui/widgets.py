@@ -238,6 +238,7 @@ class ValueLabel(QtWidgets.QWidget):
 
 
 AREA_ALPHA = 70
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum"
 
 
 class Sparkline(QtWidgets.QWidget):
@@ -261,7 +262,9 @@ class Sparkline(QtWidgets.QWidget):
         self.setMinimumHeight(28)
 
     def sizeHint(self) -> QtCore.QSize:
-        return QtCore.QSize(200, 60)
+        """A small strip, or as tall as allowed when a maximum height is set (the Overview's cards)."""
+        limit = self.maximumHeight()
+        return QtCore.QSize(200, limit if limit < QWIDGETSIZE_MAX else 60)
 
     def set_series(self, area, line, area_color: str, line_color: str, grid: str,
                    background: str | None = None) -> None:
