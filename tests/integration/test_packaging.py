@@ -365,13 +365,13 @@ def test_pkexec_authorizes_the_apps_helper_run_for_a_user_polkit_allows(installe
     assert result["argv"] == [PKEXEC, HELPER, *PROBE]
     assert result["exit_code"] == 1, result  # the helper's own "refused", not pkexec's 126/127
     assert json.loads(result["stdout"]) == {"ok": False, "action": "reset-power-cap",
-                                            "error": f"no PCI device {PROBE_PCI}"}
-    assert result["kind"] == "failed" and result["message"] == f"No PCI device {PROBE_PCI}"
+                                            "error": f"refusing: no PCI device {PROBE_PCI}"}
+    assert result["kind"] == "refused" and result["message"] == f"Refusing: no PCI device {PROBE_PCI}"
     # The helper learns who asked only from pkexec's PKEXEC_UID, and writes it to its audit log.
     assert len(records) == 1, records
     assert records[0]["uid"] == uid
     assert records[0]["action"] == "reset-power-cap" and records[0]["args"] == [PROBE_PCI]
-    assert records[0]["result"] == f"error: no PCI device {PROBE_PCI}"
+    assert records[0]["result"] == f"error: refusing: no PCI device {PROBE_PCI}"
     assert records[0]["changes"] == [] and records[0]["undo_id"] is None
     assert not Path("/var/lib/rocmdesk/journal").exists()  # nothing was planned, so nothing journaled
 
@@ -477,8 +477,8 @@ def test_pkexec_asks_a_polkit_agent_for_the_users_password(installed_package, th
     assert right["answered"] and "AUTHENTICATING FOR org.rocmdesk.helper.reset-power-cap" in right["agent"]
     assert "Authentication is required to reset the power limit of a GPU" in right["agent"]  # the policy's text
     assert "AUTHENTICATION COMPLETE" in right["agent"]
-    assert right["exit_code"] == 1 and json.loads(right["stdout"])["error"] == f"no PCI device {PROBE_PCI}"
-    assert right["kind"] == "failed"
+    assert right["exit_code"] == 1 and json.loads(right["stdout"])["error"] == f"refusing: no PCI device {PROBE_PCI}"
+    assert right["kind"] == "refused"
     assert [r["uid"] for r in records] == [uid] and records[0]["action"] == "reset-power-cap"
 
     wrong, records = runs["wrong"]

@@ -34,7 +34,7 @@ def test_a_refusal_by_polkit_keeps_the_not_authorized_message(stderr):
 def test_the_agent_mark_only_matters_for_pkexec_127():
     # 126 stays "dismissed"; a helper answer that happens to mention an agent is still the helper's answer
     assert client.outcome_from_exit(126, "", NO_TTY_AGENT).kind is client.OutcomeKind.DISMISSED
-    helper = '{"ok": false, "action": "reset-power-cap", "error": "no PCI device ffff:ff:1f.7"}\n'
+    helper = '{"ok": false, "action": "reset-power-cap", "error": "refusing: no PCI device ffff:ff:1f.7"}\n'
     outcome = client.outcome_from_exit(1, helper, "authentication agent")
-    assert outcome.kind is client.OutcomeKind.FAILED
-    assert outcome.message == "No PCI device ffff:ff:1f.7"
+    assert outcome.kind is client.OutcomeKind.REFUSED
+    assert outcome.message == "Refusing: no PCI device ffff:ff:1f.7"
