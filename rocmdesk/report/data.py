@@ -15,6 +15,7 @@ from typing import Any
 
 from rocmdesk import __version__
 from rocmdesk.host import HostRoot
+from rocmdesk.wording import NA
 
 log = logging.getLogger(__name__)
 
@@ -189,9 +190,22 @@ def window_text(recording: Any) -> str:
             if minutes >= 1 else f"{len(recording.frames)} samples over {span:.0f} seconds")
 
 
+PROCESS_USE_HEADERS = ["Graphics %", "Compute"]
+
+
+def process_use_texts(process: dict[str, Any]) -> list[str]:
+    """A process's graphics-engine share (DRM fdinfo) and compute use (KFD CU occupancy), as the
+    Processes tab shows them: a ROCm job has N/A graphics and its figure under Compute."""
+    gfx = process.get("gpu_percent")
+    cu_percent, cu_count = process.get("cu_occupancy_percent"), process.get("cu_occupied")
+    compute = (f"{cu_percent:.0f} %" if isinstance(cu_percent, (int, float))
+               else f"{cu_count:.0f} CU" if isinstance(cu_count, (int, float)) else NA)
+    return [f"{gfx:.0f} %" if isinstance(gfx, (int, float)) else NA, compute]
+
+
 def human_bytes(value: Any) -> str:
     if not isinstance(value, (int, float)):
-        return "n/a"
+        return NA
     size = float(value)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if size < 1024 or unit == "TiB":

@@ -12,8 +12,9 @@ import time
 from collections.abc import Callable
 
 from rocmdesk.report.charts import history_charts
-from rocmdesk.report.data import ReportData, human_bytes, window_text
+from rocmdesk.report.data import PROCESS_USE_HEADERS, ReportData, human_bytes, process_use_texts, window_text
 from rocmdesk.report.finding_view import FindingView, finding_view
+from rocmdesk.wording import NA
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#1b1b1b}
@@ -31,7 +32,7 @@ img.chart{display:block;max-width:100%;margin:8px 0 16px;border:1px solid #eee}
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value if value is not None else "n/a"), quote=True)
+    return html.escape(str(value if value is not None else NA), quote=True)
 
 
 def _table(header: list[str], rows: list[list[object]], classes: list[str] | None = None) -> str:
@@ -101,9 +102,8 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
             parts.append(f'<img class="chart" alt="{_e(title)} graph" src="data:image/png;base64,{data}">')
     if report.processes:
         parts += ["<h2>Processes</h2>", _table(
-            ["PID", "Name", "GPU", "VRAM", "GPU busy", "Command line"],
-            [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")),
-              f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else "n/a",
+            ["PID", "Name", "GPU", "VRAM", *PROCESS_USE_HEADERS, "Command line"],
+            [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")), *process_use_texts(p),
               (p.get("cmdline") or "")[:200]] for p in report.processes])]
     if report.notes:
         parts += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>"]

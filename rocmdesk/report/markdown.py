@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import time
 
-from rocmdesk.report.data import ReportData, history_stats, human_bytes, window_text
+from rocmdesk.report.data import (
+    PROCESS_USE_HEADERS,
+    ReportData,
+    history_stats,
+    human_bytes,
+    process_use_texts,
+    window_text,
+)
 from rocmdesk.report.finding_view import EvidenceItem, finding_view
+from rocmdesk.wording import NA
 
 GITHUB_ISSUE_LIMIT = 65_000  # GitHub refuses issue bodies over 65 536 characters
 SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵 info"}
@@ -18,7 +26,7 @@ MAX_EVIDENCE_INLINE = 3
 
 def cell(value: object) -> str:
     """A table cell: one line, pipes and HTML-special characters escaped."""
-    text = str(value if value is not None else "n/a").replace("\r", " ").replace("\n", " ")
+    text = str(value if value is not None else NA).replace("\r", " ").replace("\n", " ")
     return escape_inline(text).replace("|", "\\|")
 
 
@@ -94,10 +102,9 @@ def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) 
                                                              [list(r) for r in stats]))
         lines.append("")
     if report.processes:
-        rows = [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")),
-                 f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else "n/a"]
+        rows = [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")), *process_use_texts(p)]
                 for p in report.processes]
-        lines += ["### Processes", "", *_table(["PID", "Name", "GPU", "VRAM", "GPU busy"], rows), ""]
+        lines += ["### Processes", "", *_table(["PID", "Name", "GPU", "VRAM", *PROCESS_USE_HEADERS], rows), ""]
     if report.notes:
         lines += ["### Notes", ""] + [f"- {escape_inline(n)}" for n in report.notes] + [""]
     text = "\n".join(lines).rstrip() + "\n"

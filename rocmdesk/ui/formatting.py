@@ -9,7 +9,8 @@ from __future__ import annotations
 import enum
 import math
 
-NA = "N/A"
+from rocmdesk.wording import NA
+
 GIB = 1 << 30
 MIB = 1 << 20
 

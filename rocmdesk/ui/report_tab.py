@@ -437,7 +437,7 @@ def _h2(pal: theme.Palette, text: str) -> str:
 
 def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str:
     """The report for the tab: findings as cards first, then system, GPUs, graphs, processes, checks."""
-    from rocmdesk.report.data import window_text
+    from rocmdesk.report.data import PROCESS_USE_HEADERS, process_use_texts, window_text
     from rocmdesk.report.finding_view import finding_view
     from rocmdesk.report.html import finding_body
 
@@ -475,9 +475,9 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
         parts.append(f'<p><img src="{_e(name)}" width="{CHART_WIDTH}"></p>')
     if report.processes:
         parts.append(_h2(pal, f"Processes ({len(report.processes)})"))
-        parts.append(_table(pal, ["PID", "Name", "GPU", "VRAM", "GPU busy", "Command line"], [
+        parts.append(_table(pal, ["PID", "Name", "GPU", "VRAM", *PROCESS_USE_HEADERS, "Command line"], [
             [_e(p.get("pid")), _e(p.get("name")), _e(p.get("pci")), _e(_size(p.get("vram_bytes"))),
-             _e(f"{p['gpu_percent']:.0f} %" if isinstance(p.get("gpu_percent"), (int, float)) else NA),
+             *(_e(text) for text in process_use_texts(p)),
              f'<span {code}>{_e((p.get("cmdline") or "")[:160])}</span>'] for p in report.processes]))
     if report.checks:
         status_color = {"pass": pal.ok, "fail": pal.critical, "skip": pal.muted, "error": pal.critical}

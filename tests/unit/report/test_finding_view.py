@@ -34,7 +34,7 @@ def test_finding_body_escapes_before_the_renderer_marks_up() -> None:
                                                                {"text": None}],
                          "fix": {"privileged": True, "steps": ["run <it>"]}})
     body = "".join(finding_body(view, code=lambda t: f"[{t}]", where=lambda t: f"({t}) "))
-    assert body == ("<p>a &lt; b</p><p><b>Evidence</b></p><ul><li>(/x&amp;y:2) [&lt;t&gt;]</li><li>[n/a]</li></ul>"
+    assert body == ("<p>a &lt; b</p><p><b>Evidence</b></p><ul><li>(/x&amp;y:2) [&lt;t&gt;]</li><li>[N/A]</li></ul>"
                     "<p><b>Fix (needs administrator rights)</b></p><ol><li>run &lt;it&gt;</li></ol>")
 
 
