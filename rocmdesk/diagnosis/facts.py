@@ -860,6 +860,20 @@ class HostFacts:
             out.append(ModuleParam(name, value, pieces[index][1]))
         return out
 
+    def regenerate_initramfs_step(self) -> str:
+        """:func:`initramfs_regenerate_step` for this root: the generator the initramfs inspection picks
+        (rocmdesk.diagnosis.initramfs.choose_generator, the rule the root helper uses) and the running kernel."""
+        from rocmdesk.diagnosis.initramfs import choose_generator, detect_generators
+
+        kver = self.kernel_release
+        generators = detect_generators(self.root)
+        chosen = choose_generator(self.root, generators, kver) if generators and kver else None
+        if chosen is None and len(generators) == 1:
+            chosen = generators[0]
+        if chosen is None and len(generators) > 1:  # several and none confirmed: name them all, guess none
+            return initramfs_regenerate_step(None, None, kver)
+        return initramfs_regenerate_step(self.distro_family, chosen[0] if chosen else None, kver)
+
     # -- kernel log -------------------------------------------------------------------------------------
     @functools.cached_property
     def kernel_log(self) -> KernelLog | None:
@@ -1157,19 +1171,33 @@ def _current_boot(text: str, exact: bool = True) -> list[tuple[int | None, str]]
 # -- fix wording that depends on the distribution (facts 1b, 1c) -------------------------------------
 
 
-def initramfs_regenerate_step(family: str | None) -> str:
-    """Regenerate the running kernel's initramfs, once (update-initramfs -u alone only rebuilds the
-    newest kernel's image [S10])."""
-    commands = {
-        "debian": "sudo update-initramfs -u -k $(uname -r)",
-        "fedora": "sudo dracut -f --kver $(uname -r)",
-        "suse": "sudo dracut -f --kver $(uname -r)",
-        "arch": "sudo mkinitcpio -P",
-    }
-    if family in commands:
-        return f"Regenerate the initramfs once: `{commands[family]}`."
-    return ("Regenerate the initramfs once: `sudo update-initramfs -u -k $(uname -r)` (Debian/Ubuntu), "
-            "`sudo dracut -f --kver $(uname -r)` (Fedora/RHEL/openSUSE) or `sudo mkinitcpio -P` (Arch).")
+# The generators' own commands, for one kernel: update-initramfs -u alone rebuilds only the NEWEST installed
+# kernel's image, so -k names the one wanted (update-initramfs(8) [S10]); dracut --kver the same; mkinitcpio -P
+# runs every preset (facts 1b). The root helper runs the same commands (helper/rocmdesk-helper).
+REGENERATE_COMMANDS = {
+    "initramfs-tools": "update-initramfs -u -k {kver}",
+    "dracut": "dracut -f --kver {kver}",
+    "mkinitcpio": "mkinitcpio -P",
+}
+_FAMILY_GENERATOR = {"debian": "initramfs-tools", "fedora": "dracut", "suse": "dracut", "arch": "mkinitcpio"}
+
+
+def regenerate_command(generator: str, kver: str | None) -> str:
+    """The command that rebuilds the image of kernel ``kver`` (``$(uname -r)``, the running one, when unknown),
+    with ``sudo`` as every manual root step here says it."""
+    return "sudo " + REGENERATE_COMMANDS[generator].format(kver=kver or "$(uname -r)")
+
+
+def initramfs_regenerate_step(family: str | None, generator: str | None = None, kver: str | None = None) -> str:
+    """Regenerate the running kernel's initramfs, once, with the generator the machine uses: the one the
+    initramfs inspection detected, else the distribution's usual one; all three when neither is known."""
+    generator = generator or _FAMILY_GENERATOR.get(family or "")
+    if generator in REGENERATE_COMMANDS:
+        return f"Regenerate the running kernel's initramfs once: `{regenerate_command(generator, kver)}`."
+    return ("Regenerate the running kernel's initramfs once, with the tool this system uses: "
+            f"`{regenerate_command('initramfs-tools', kver)}` (initramfs-tools: Debian, Ubuntu), "
+            f"`{regenerate_command('dracut', kver)}` (dracut: Fedora, RHEL, openSUSE) or "
+            f"`{regenerate_command('mkinitcpio', kver)}` (mkinitcpio: Arch).")
 
 
 def remove_kernel_arg_steps(family: str | None, arg: str, replacement: str | None = None) -> list[str]:

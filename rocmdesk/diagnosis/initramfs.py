@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
+from rocmdesk.diagnosis.facts import REGENERATE_COMMANDS
+
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 16
@@ -619,11 +621,7 @@ def fingerprint(path: str, data: bytes) -> ModuleFingerprint:
 
 # -- the host: which generator, which image, which module the kernel would load ------------------
 
-GENERATOR_COMMANDS = {
-    "initramfs-tools": "update-initramfs -u -k {kver}",
-    "dracut": "dracut -f --kver {kver}",
-    "mkinitcpio": "mkinitcpio -P",
-}
+GENERATOR_COMMANDS = REGENERATE_COMMANDS  # one table for every step that rebuilds an image (facts.py)
 MODULE_CAPTURE = 64 << 20
 _MODPROBE_PREFIXES = ("etc/modprobe.d/", "usr/lib/modprobe.d/", "lib/modprobe.d/")
 _MODULE_PATH_RE = re.compile(r"^(?:usr/)?lib/modules/([^/]+)/(.+)$")

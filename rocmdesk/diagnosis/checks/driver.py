@@ -12,7 +12,6 @@ from rocmdesk.diagnosis.facts import (
     SourcedLine,
     cmdline_values,
     effective_param,
-    initramfs_regenerate_step,
     kmod_logical_lines,  # noqa: F401  (kept importable here: the blacklist rule's reader)
     module_param,
     param_eq,
@@ -171,7 +170,7 @@ def amdgpu_blacklisted(ctx):
             # shared generator rule names the generator (initramfs.choose_generator; facts 1b)
             fix = Fix("modprobe-unblacklist-amdgpu", True,
                       (f"Comment out the amdgpu line(s) in {path} (a backup is kept).",
-                       initramfs_regenerate_step(facts.distro_family), "Reboot."),
+                       facts.regenerate_initramfs_step(), "Reboot."),
                       ("modprobe-unblacklist-amdgpu", path) if _generator_known(ctx) else None)
             if fix.action is None:
                 details = " ".join(filter(None, [details, "Which tool builds the initramfs could not be told, so "
@@ -179,11 +178,11 @@ def amdgpu_blacklisted(ctx):
         elif path.startswith("/etc/modprobe.d/"):
             fix = Fix("modprobe-unblacklist-amdgpu-manual", True,
                       (f"Put a `#` in front of the amdgpu line(s) in {path} (as root; keep a copy of the file).",
-                       initramfs_regenerate_step(facts.distro_family), "Reboot."))
+                       facts.regenerate_initramfs_step(), "Reboot."))
         else:
             steps = [_not_in_etc(path) + f" Or mask it: create an empty /etc/modprobe.d/{path.rsplit('/', 1)[-1]} "
                      "(a file there hides the same name).",
-                     initramfs_regenerate_step(facts.distro_family), "Reboot."]
+                     facts.regenerate_initramfs_step(), "Reboot."]
             fix = Fix("modprobe-unblacklist-amdgpu-manual", True, tuple(steps))
         outcomes.append(Failed(evidence=[evidence(x) for x in lines], subject=path, fix=fix,
                                severity=severity, details=details))
@@ -429,7 +428,7 @@ def firmware_load_failure(ctx):
     if family in FIRMWARE_UPDATE:
         steps = (FIRMWARE_UPDATE[family] + " Newer GPUs may need a newer kernel and firmware (Ubuntu: the HWE "
                  "kernel) or amdgpu-dkms, which ships amdgpu-dkms-firmware.",
-                 initramfs_regenerate_step(family), "Reboot.")
+                 facts.regenerate_initramfs_step(), "Reboot.")
     return Failed(evidence=[evidence(line) for line in evidence_lines], details=" ".join(details),
                   severity=severity, fix_steps=steps)
 
@@ -494,7 +493,7 @@ def overdrive_enabled(ctx):
     ev = _unique(ev)
     steps = list(dict.fromkeys(steps))  # two settings on one line, or on the command line: each step once
     if any(not s.on_cmdline for s in settings):
-        steps.append(initramfs_regenerate_step(family))
+        steps.append(facts.regenerate_initramfs_step())
     details = []
     winner = effective_param(settings, "ppfeaturemask")
     if len(settings) > 1 and winner is not None:

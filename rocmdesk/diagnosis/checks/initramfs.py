@@ -11,6 +11,7 @@ import datetime
 import logging
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.facts import initramfs_regenerate_step
 from rocmdesk.diagnosis.initramfs import HostInitramfs, ImageModule, strip_compression
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.diagnosis.python_envs import machine_gpus
@@ -65,7 +66,8 @@ def _generator_evidence(info: HostInitramfs) -> list[Evidence]:
 
 
 def _regenerate_step(info: HostInitramfs) -> str:
-    return f"Regenerate the image once, as root: `{info.regenerate_command}`."
+    # the same words as every other step that rebuilds the image (facts.initramfs_regenerate_step): sudo, once
+    return initramfs_regenerate_step(None, info.generator, info.kver)
 
 
 # -- amdgpu-missing-from-initramfs ----------------------------------------------------------------

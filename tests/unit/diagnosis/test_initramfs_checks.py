@@ -34,8 +34,8 @@ from tests.support.initramfs_images import (
 
 MISSING = "amdgpu-missing-from-initramfs"
 STALE = "initramfs-stale"
-COMMANDS = {"initramfs-tools": f"update-initramfs -u -k {KVER}", "dracut": f"dracut -f --kver {KVER}",
-            "mkinitcpio": "mkinitcpio -P"}
+COMMANDS = {"initramfs-tools": f"sudo update-initramfs -u -k {KVER}", "dracut": f"sudo dracut -f --kver {KVER}",
+            "mkinitcpio": "sudo mkinitcpio -P"}
 CASES = [("initramfs-tools", "zstd"), ("initramfs-tools", "gzip"), ("initramfs-tools", "lz4"),
          ("dracut", "zstd"), ("dracut", "gzip"), ("dracut", "xz"),
          ("mkinitcpio", "zstd"), ("mkinitcpio", "gzip"), ("mkinitcpio", "xz"), ("mkinitcpio", "lz4")]
