@@ -426,6 +426,11 @@ class GraphsTab(QtWidgets.QWidget):
     def toggle_pause(self) -> None:
         self.set_paused(not self.paused)
 
+    def set_unit(self, unit: str) -> None:
+        """°C/°F changed (settings already hold it): relabel the axis and redraw in the new unit."""
+        self.plots["temp"].setLabel("left", units=None, text="°" + unit)
+        self.auto_y("temp")  # a value zoom in the old unit means nothing in the new one
+
     def back_to_live(self) -> None:
         self.follow = True
         self.live_button.hide()
