@@ -1,7 +1,7 @@
 """Processes: who uses which GPU, sortable by any column (numbers sort as numbers).
 
 Rows come from DRM fdinfo and the KFD's per-process folders (telemetry/fdinfo.py merges them).
-"GPU %" is DRM graphics-engine time, which does not count ROCm/HIP work on KFD compute queues;
+"Graphics %" is DRM graphics-engine time, which does not count ROCm/HIP work on KFD compute queues;
 that work shows in "Compute" (CU occupancy). A missing figure reads N/A with its reason.
 """
 
@@ -15,7 +15,7 @@ from rocmdesk.telemetry.model import ProcessUse, Snapshot
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, gpu_label, is_number
 
-COLUMNS = ("GPU", "PID", "Name", "VRAM", "GPU %", "Compute", "Command line")
+COLUMNS = ("GPU", "PID", "Name", "VRAM", "Graphics %", "Compute", "Command line")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 REFRESH_S = 2.0
 NUMERIC = (1, 3, 4, 5)
@@ -55,7 +55,7 @@ def _gpu_percent_tip(p: ProcessUse) -> str | None:
     if "gpu_percent" in p.unavailable and not is_number(p.gpu_percent):
         return f"N/A: {p.unavailable['gpu_percent']}"
     if not is_number(p.gpu_percent):
-        return "GPU % needs two readings over time; it appears on the next sample"
+        return "Graphics % needs two readings over time; it appears on the next sample"
     if "kfd" in p.sources:
         return "Graphics engine only: this process also runs KFD compute queues (see Compute)"
     return None
