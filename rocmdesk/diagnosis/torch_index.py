@@ -1,15 +1,41 @@
-"""Which download.pytorch.org ROCm index to reinstall torch from.
+"""Which download.pytorch.org ROCm index (``whl/rocmX.Y``) to reinstall torch from.
 
-Sources (looked up with the search tool; keep in step with pytorch.org when adding rows):
-- pytorch.org/get-started/previous-versions: 2.6.0 -> ``whl/rocm6.1`` and ``whl/rocm6.2.4``;
-  2.9.0 and 2.9.1 -> ``whl/rocm6.4``.
-- pytorch/pytorch.github.io quick-start release map: 2.3.1 -> rocm6.0, 2.4.0 -> rocm6.1 (PR #1683),
-  2.5.1 -> rocm6.2 (PR #1880), 2.6.0 -> rocm6.2.4 (PR #1902), 2.8.0 and 2.9.0 -> rocm6.4 (PR #2052).
-- gfx1101 (RX 7800/7700 XT) joined the wheels in pytorch/pytorch PR #141667 (Nov 2024, torch 2.6,
-  rocm6.2.4); gfx1200/gfx1201 (RDNA4) in PR #148562 (Mar 2025, nightly): rocm6.4 (torch 2.8+)
-  is the first stable index certain to hold them.
-- ComfyUI's README installs from ``whl/rocm6.4`` (facts S35); always ``--index-url``, never
-  ``--extra-index-url`` (comfy-cli PR #379: with both, pip picks PyPI's CUDA torch).
+A one-click fix that names a missing index fails, and one that names an index whose wheels lack code for
+the user's GPU "works" and then crashes (``hipErrorNoBinaryForGpu``, rocBLAS "Cannot read
+TensileLibrary.dat ... for GPU arch"). So every index and every per-GPU bound below carries a source
+(looked up with the search tool, 2026-11-30; keep in step with pytorch.org when adding rows).
+
+Indexes (stable, Linux):
+- pytorch.org/get-started/previous-versions (upstream ``_get_started/previous-versions.md``, read in the
+  PyTorchKR/pytorch.kr mirror that copies it): 2.3.x -> rocm6.0; 2.4.x -> rocm6.1; 2.5.x -> rocm6.1 and
+  rocm6.2; 2.6.0 -> rocm6.1 and rocm6.2.4; 2.7.x -> rocm6.3; 2.8.0, 2.9.0, 2.9.1 -> rocm6.4;
+  2.10.0 -> rocm7.1; 2.11.0, 2.12.0, 2.12.1 -> rocm7.2 (2.12 commands no longer list torchaudio).
+- rocm7.0: PyTorch dev-discuss "Wheel variants for PyTorch release 2.10 published" (2.10.0: "ROCm 7.0
+  and 7.1"); pytorch/test-infra PR #7430 (ROCm 7.0/7.1 build matrix).
+- 2.13.0 -> rocm7.2 and 2.14.0 (2026-09-02) -> rocm7.14: upstream published_versions.json as mirrored in
+  PyTorchKR/pytorch.kr PRs #102 and #119 (releases.json drops ROCm 7.1/7.2 and adds 7.14 for 2.14);
+  pytorch/test-infra PR #8451 (ROCm 7.1,7.2 -> 7.2,7.14). The rocm7.14 wheels are built on TheRock's
+  ``rocm`` wheels instead of bundling ROCm (pytorch/pytorch RFC #191688; ``.ci/docker/manywheel/build.sh``).
+- torchaudio's last release is 2.11.0 (PyTorchKR PRs #102/#119; the 2.12+ commands above omit it).
+- ComfyUI's README (Comfy-Org/ComfyUI, late 2026) installs Linux AMD torch from ``whl/rocm7.2``; always
+  ``--index-url``, never ``--extra-index-url`` (comfy-cli PR #379: with both, pip picks PyPI's CUDA torch).
+
+GPU targets (``PYTORCH_ROCM_ARCH`` of the manywheel builds, plus the ROCm libraries bundled in the wheel):
+- gfx1101 joined in pytorch/pytorch PR #141667 (Dec 2024), gfx1102 in PR #147761 (Feb 2025);
+  ``torch.cuda.get_arch_list()`` of 2.5.1+rocm6.2 lacks both, of 2.7.1+rocm6.2.4 and 2.7.1+rocm6.3 has
+  both (astral-sh/uv issue #14086).
+- gfx1200/gfx1201: PR #148562 (Mar 2025, nightly). 2.7.1 on rocm6.2.4/rocm6.3 compiles them (uv #14086),
+  but only ROCm 6.4's rocBLAS is confirmed to ship their kernels (ROCm/legacy-rocm-build #4625 lists
+  them), so rocm6.4 stays the floor.
+- gfx950, gfx1150, gfx1151: added for ROCm >= 7.0 builds (PR #167299 removed that version check);
+  2.11+rocm7.2 lists them (astral-sh/uv PR #18730). gfx1150/gfx1151 start at rocm7.1: the rocm7.0 wheel
+  was reported not to enumerate a gfx1151 (mudler/LocalAI PR #10997).
+- gfx1103 (Radeon 780M): missing from the wheel arch list up to release/2.12 (pytorch/pytorch PR #179653,
+  unslothai/unsloth PR #9829); the rocm7.2 wheel's bundled rocBLAS has no gfx1103 library (pytorch#179865
+  lists them); main's build.sh builds it for every ROCm, so only rocm7.14 (torch 2.14) carries it.
+- gfx900/gfx906 dropped: ROCm 6.4's rocBLAS ships no Tensile library for gfx906 ("rocm 6.3 worked fine",
+  ROCm/legacy-rocm-build #4625); 2.12+rocm7.2 aborts on gfx900 for the same reason (pytorch/pytorch
+  #179865); build.sh builds gfx900/gfx906 only on the pre-7.14 images. So rocm6.3 is their ceiling.
 """
 
 from __future__ import annotations
@@ -18,16 +44,33 @@ import re
 
 BASE_URL = "https://download.pytorch.org/whl/"
 
-# Stable ROCm indexes that exist on download.pytorch.org (see the module docstring).
-KNOWN_INDEXES: tuple[str, ...] = ("rocm6.0", "rocm6.1", "rocm6.2", "rocm6.2.4", "rocm6.4")
-DEFAULT_INDEX = "rocm6.4"
+# Stable ROCm indexes on download.pytorch.org that rocmdesk may install from (sources above); oldest first.
+KNOWN_INDEXES: tuple[str, ...] = ("rocm6.0", "rocm6.1", "rocm6.2", "rocm6.2.4", "rocm6.3", "rocm6.4",
+                                  "rocm7.0", "rocm7.1", "rocm7.2", "rocm7.14")
+# The index ComfyUI's README installs from: newest with the bundled ROCm runtime and with torchaudio, which
+# the one-click fix installs (rocm7.14 has torch 2.14 only, and torchaudio stopped at 2.11).
+DEFAULT_INDEX = "rocm7.2"
 
-# gfx target -> oldest index whose wheels carry code for it (targets not listed: any index).
+# gfx target -> oldest index whose wheels are known to carry code for it (targets not listed: any index).
 MIN_INDEX_FOR_GFX = {
     "gfx1101": "rocm6.2.4",
+    "gfx1102": "rocm6.2.4",
     "gfx1200": "rocm6.4",
     "gfx1201": "rocm6.4",
+    "gfx950": "rocm7.0",
+    "gfx1150": "rocm7.1",
+    "gfx1151": "rocm7.1",
+    "gfx1103": "rocm7.14",
 }
+# gfx target -> newest index whose wheels still carry code for it (targets not listed: no ceiling).
+MAX_INDEX_FOR_GFX = {
+    "gfx900": "rocm6.3",
+    "gfx906": "rocm6.3",
+}
+
+
+class NoSuitableIndex(ValueError):
+    """The machine's GPUs need index ranges that do not overlap: no single torch install serves them all."""
 
 
 def _key(index: str) -> tuple[int, ...]:
@@ -38,20 +81,48 @@ def index_url(index: str) -> str:
     return BASE_URL + index
 
 
-def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, ...] = ()) -> tuple[str, str]:
-    """(index name, why): keep the ROCm release the env had when that index exists and carries
-    the GPUs' targets; otherwise the default index."""
+def _bounds(gfx_targets) -> tuple[str | None, str | None, list[str], list[str]]:
+    """(floor, ceiling, targets that set the floor, targets that set the ceiling)."""
     floor = max((MIN_INDEX_FOR_GFX[g] for g in gfx_targets if g in MIN_INDEX_FOR_GFX), key=_key, default=None)
-    if previous_rocm:
-        match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", previous_rocm)
-        if match:
-            full = f"rocm{previous_rocm}"
-            short = f"rocm{match.group(1)}.{match.group(2)}"
-            for candidate in (full, short):
-                if candidate in KNOWN_INDEXES and (floor is None or _key(candidate) >= _key(floor)):
-                    return candidate, f"keeps ROCm {previous_rocm}, which this environment had before"
-            if floor is not None and (full in KNOWN_INDEXES or short in KNOWN_INDEXES):
-                return floor, f"ROCm {previous_rocm} wheels lack code for {', '.join(gfx_targets)}"
+    ceiling = min((MAX_INDEX_FOR_GFX[g] for g in gfx_targets if g in MAX_INDEX_FOR_GFX), key=_key, default=None)
+    new = sorted({g for g in gfx_targets if floor is not None and MIN_INDEX_FOR_GFX.get(g) == floor})
+    old = sorted({g for g in gfx_targets if ceiling is not None and MAX_INDEX_FOR_GFX.get(g) == ceiling})
+    if floor is not None and ceiling is not None and _key(floor) > _key(ceiling):
+        raise NoSuitableIndex(f"no PyTorch ROCm index carries code for both {', '.join(old)} (up to {ceiling}) "
+                              f"and {', '.join(new)} (from {floor}); install torch for each GPU separately")
+    return floor, ceiling, new, old
+
+
+def _previous_index(previous_rocm: str | None) -> tuple[str | None, str | None]:
+    """(ROCm release as written, the known index it maps to or None)."""
+    if not previous_rocm:
+        return None, None
+    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", previous_rocm)
+    if not match:
+        return previous_rocm, None
+    for candidate in (f"rocm{match.group(0)}", f"rocm{match.group(1)}.{match.group(2)}"):
+        if candidate in KNOWN_INDEXES:
+            return previous_rocm, candidate
+    return previous_rocm, None
+
+
+def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, ...] = ()) -> tuple[str, str]:
+    """(index name, why): keep the ROCm release the env had when that index exists and carries the GPUs'
+    targets; otherwise the default index, raised to the GPUs' floor or lowered to their ceiling.
+    Raises NoSuitableIndex when the GPUs need ranges that do not overlap."""
+    floor, ceiling, new, old = _bounds(gfx_targets)
+    previous, known = _previous_index(previous_rocm)
+    if known is not None:
+        if floor is not None and _key(known) < _key(floor):
+            return floor, (f"PyTorch's ROCm {previous} wheels are not known to support {', '.join(new)}; "
+                           f"{floor} is the first index that does")
+        if ceiling is not None and _key(known) > _key(ceiling):
+            return ceiling, (f"PyTorch's ROCm {previous} wheels lack kernels for {', '.join(old)}; "
+                             f"{ceiling} is the newest index that has them")
+        return known, f"keeps ROCm {previous}, which this environment had before"
+    lead = f"ROCm {previous} is not among the PyTorch indexes rocmdesk installs from, so " if previous else ""
     if floor is not None and _key(floor) > _key(DEFAULT_INDEX):
-        return floor, f"the first index with code for {', '.join(gfx_targets)}"
-    return DEFAULT_INDEX, "the current stable PyTorch ROCm index"
+        return floor, f"{lead}the first index known to support {', '.join(new)}"
+    if ceiling is not None and _key(ceiling) < _key(DEFAULT_INDEX):
+        return ceiling, f"{lead}the newest index whose wheels still have kernels for {', '.join(old)}"
+    return DEFAULT_INDEX, f"{lead}the stable index ComfyUI's install guide uses"

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from rocmdesk.diagnosis import engine
+from rocmdesk.diagnosis import engine, torch_index
 from rocmdesk.diagnosis import python_envs as pe
 from rocmdesk.diagnosis.context import DiagnosisContext
 from rocmdesk.diagnosis.metadata import load_metadata
@@ -53,7 +53,8 @@ def test_conda_env_found_by_its_process_names_the_interpreter_it_runs(tmp_path):
     (finding,) = run(MISMATCH, tmp_path).findings
     assert finding.title == "PyTorch is a CUDA build, not a ROCm build" and finding.subject == "/opt/envs/sd"
     assert finding.fix.steps[0].startswith("`/opt/envs/sd/bin/python3.11 -m pip install --force-reinstall")
-    assert finding.fix.action == ("pip-reinstall-rocm-torch", "/opt/envs/sd", "https://download.pytorch.org/whl/rocm6.4")
+    assert finding.fix.action == ("pip-reinstall-rocm-torch", "/opt/envs/sd",
+                                  torch_index.index_url(torch_index.DEFAULT_INDEX))
     assert "/opt/envs/sd/bin/python " not in " ".join(finding.fix.steps)
 
 

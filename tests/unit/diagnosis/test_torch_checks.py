@@ -50,9 +50,10 @@ def test_mismatch_fires_for_cuda_and_cpu_builds(tmp_path, kind, word):
     assert word in finding.title
     fix = finding.fix
     assert fix.id == "pip-reinstall-rocm-torch" and fix.privileged is False
-    assert fix.action == ("pip-reinstall-rocm-torch", VENV, "https://download.pytorch.org/whl/rocm6.4")
+    default = torch_index.index_url(torch_index.DEFAULT_INDEX)
+    assert fix.action == ("pip-reinstall-rocm-torch", VENV, default)
     assert fix.steps[0] == (f"`{VENV}/bin/python -m pip install --force-reinstall torch torchvision torchaudio "
-                            "--index-url https://download.pytorch.org/whl/rocm6.4`")
+                            f"--index-url {default}`")
     assert not any("--extra-index-url https" in s for s in fix.steps)
     paths = {e.path for e in finding.evidence}
     assert f"{VENV}/lib/python3.11/site-packages/torch/version.py" in paths
@@ -93,8 +94,8 @@ def test_index_for_rdna4_skips_too_old_previous_index(tmp_path):
 
 
 @pytest.mark.parametrize(("previous", "gfx", "index"), [
-    (None, [], "rocm6.4"), ("6.2", ["gfx1100"], "rocm6.2"), ("6.2.4", [], "rocm6.2.4"),
-    ("6.1", ["gfx1101"], "rocm6.2.4"), ("6.0", ["gfx1201"], "rocm6.4"), ("5.7", [], "rocm6.4"),
+    (None, [], "rocm7.2"), ("6.2", ["gfx1100"], "rocm6.2"), ("6.2.4", [], "rocm6.2.4"),
+    ("6.1", ["gfx1101"], "rocm6.2.4"), ("6.0", ["gfx1201"], "rocm6.4"), ("5.7", [], "rocm7.2"),
     ("6.2.41133", [], "rocm6.2"),
 ])
 def test_choose_index(previous, gfx, index):
