@@ -89,7 +89,7 @@ def _bounds(gfx_targets) -> tuple[str | None, str | None, list[str], list[str]]:
     old = sorted({g for g in gfx_targets if ceiling is not None and MAX_INDEX_FOR_GFX.get(g) == ceiling})
     if floor is not None and ceiling is not None and _key(floor) > _key(ceiling):
         raise NoSuitableIndex(f"no PyTorch ROCm index carries code for both {', '.join(old)} (up to {ceiling}) "
-                              f"and {', '.join(new)} (from {floor}); install torch for each GPU separately")
+                              f"and {', '.join(new)} (from {floor}); use one Python environment per GPU")
     return floor, ceiling, new, old
 
 

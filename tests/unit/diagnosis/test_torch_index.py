@@ -83,3 +83,43 @@ def test_gpus_without_a_common_index_are_refused():
 
 def test_unknown_targets_set_no_bound():
     assert ti.choose_index("6.0", ["gfx1030", "gfx90a", "gfx942", "gfx9999", ""])[0] == "rocm6.0"
+
+
+# -- the chosen index as the torch-wheel-mismatch check offers it -------------------------------------
+
+
+def _mismatch(tmp_path, gfx_versions):
+    import rocmdesk.diagnosis.checks.python_torch  # noqa: F401  (registers the check)
+    from rocmdesk.diagnosis import engine
+    from rocmdesk.diagnosis.context import DiagnosisContext
+    from rocmdesk.diagnosis.metadata import load_metadata
+    from rocmdesk.host import HostRoot
+    from tests.support.python_envs import make_venv, write
+
+    write(tmp_path / "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
+    write(tmp_path / "sys/bus/pci/devices/0000:03:00.0/class", "0x030000\n")
+    for node, packed in enumerate(gfx_versions, start=1):
+        write(tmp_path / f"sys/class/kfd/kfd/topology/nodes/{node}/properties", f"gfx_target_version {packed}\n")
+    make_venv(tmp_path, "home/alice/v", "cpu")
+    ctx = DiagnosisContext(HostRoot(tmp_path))
+    return engine.run_check(engine._REGISTRY["torch-wheel-mismatch"], ctx, load_metadata())
+
+
+def _offered_urls(result):
+    return [a for f in result.findings if f.fix is not None for a in (f.fix.action or ()) if "pytorch.org" in a]
+
+
+def test_a_dropped_target_gets_its_last_index_in_the_fix(tmp_path):
+    result = _mismatch(tmp_path, [90006])  # MI50 / Radeon VII
+    assert _offered_urls(result) == ["https://download.pytorch.org/whl/rocm6.3"]
+    assert "rocm6.3: the newest index whose wheels still have kernels for gfx906" in result.findings[0].explanation
+
+
+def test_a_new_target_gets_its_first_index_in_the_fix(tmp_path):
+    result = _mismatch(tmp_path, [110003])  # Radeon 780M
+    assert _offered_urls(result) == ["https://download.pytorch.org/whl/rocm7.14"]
+
+
+def test_gpus_without_a_common_index_get_no_one_click_index(tmp_path):
+    result = _mismatch(tmp_path, [90006, 110003])
+    assert _offered_urls(result) == []
