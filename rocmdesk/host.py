@@ -395,7 +395,7 @@ class CommandRunner:
             self.history.append(result)
             return result
         try:
-            out, err = proc.communicate(stdin, timeout=limit)
+            out, err = proc.communicate(None if stdin is None else stdin.encode("utf-8"), timeout=limit)
             result = CommandResult(argv, proc.returncode, _decode(out), _decode(err),
                                    duration_s=time.monotonic() - start)
         except subprocess.TimeoutExpired:

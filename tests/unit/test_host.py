@@ -136,3 +136,9 @@ def test_recorded_runner_round_trip(tmp_path):
     replay = runner_for(HostRoot(tmp_path))
     assert isinstance(replay, RecordedRunner)
     assert replay.run(["/usr/bin/rocm-smi", "--json"]).stdout == "{}"
+
+
+def test_runner_feeds_text_on_stdin():
+    # run(stdin=...) takes text like every other field of a CommandResult; the pipe is bytes
+    result = CommandRunner().run(["/bin/cat"], stdin="héllo\n")
+    assert result.ok and result.stdout == "héllo\n"
