@@ -788,6 +788,35 @@ class HostFacts:
         return out
 
     @functools.cached_property
+    def amdgpu_builtin(self) -> SourcedLine | None:
+        """Where it shows that amdgpu is built into the running kernel, or None (a module, or unknown).
+
+        ``modules.builtin`` lists every built-in module's would-be path ("kernel/drivers/gpu/drm/amd/amdgpu/
+        amdgpu.ko"); the kernel's config (CONFIG_DRM_AMDGPU=y) says the same. A built-in driver is never
+        loaded by modprobe (kmod reports "Module amdgpu is builtin" and does nothing), so no modprobe.d
+        line (options, blacklist, install) reaches it; only ``amdgpu.<param>=`` on the kernel command line
+        does: "Parameters for modules which are built into the kernel need to be specified on the kernel
+        command line" (Documentation/admin-guide/kernel-parameters.rst; kmod tools/modprobe.c).
+        """
+        kver = self.kernel_release
+        if not kver:
+            return None
+        for base in ("/lib/modules", "/usr/lib/modules"):
+            path = f"{base}/{kver}/modules.builtin"
+            text = self.read(path)
+            if text is None:
+                continue
+            for number, line in enumerate(text.splitlines(), start=1):
+                if re.fullmatch(r"(?:\S+/)?amdgpu\.ko", line.strip()):
+                    return SourcedLine(path, number, line.strip())
+            return None  # the list is there and amdgpu is not in it: a module
+        config = f"/boot/config-{kver}"
+        for number, line in enumerate((self.read(config) or "").splitlines(), start=1):
+            if line.strip() == "CONFIG_DRM_AMDGPU=y":
+                return SourcedLine(config, number, line.strip())
+        return None
+
+    @functools.cached_property
     def ppfeaturemask(self) -> int | None:
         return parse_int(self.read("/sys/module/amdgpu/parameters/ppfeaturemask"))
 
@@ -835,16 +864,27 @@ class HostFacts:
                 out.extend(SourcedLine(path, number, line) for number, line in kmod_logical_lines(text))
         return out
 
-    def module_params(self, module: str) -> list[ModuleParam]:
-        """Every parameter modprobe would hand ``module``, in order: the ``options`` lines of the files,
-        then ``module.param=`` words of the kernel command line (kmod parses the command line last). kmod
-        joins them with spaces and the kernel applies them left to right, so for a parameter set more
-        than once the LAST one counts (see :func:`effective_param`)."""
-        pieces: list[tuple[str, SourcedLine]] = []
+    def module_options_lines(self, module: str) -> list[SourcedLine]:
+        """The modprobe.d ``options <module> ...`` lines, in kmod's order (whether or not they apply)."""
+        out = []
         for line in self.modprobe_lines:
             parsed = parse_kmod_command(line.text)
             if parsed and parsed[0] == "options" and parsed[1] == module and parsed[2] is not None:
-                pieces.append((parsed[2].replace("\t", " "), line))  # kmod_config_add_options()
+                out.append(line)
+        return out
+
+    def module_params(self, module: str) -> list[ModuleParam]:
+        """Every parameter ``module`` gets, in order: the ``options`` lines of the files, then ``module.param=``
+        words of the kernel command line (kmod parses the command line last). kmod joins them with spaces
+        and the kernel applies them left to right, so for a parameter set more than once the LAST one
+        counts (see :func:`effective_param`). A built-in amdgpu (:attr:`amdgpu_builtin`) is never loaded
+        by modprobe, so it gets the command line words only."""
+        pieces: list[tuple[str, SourcedLine]] = []
+        builtin = module == "amdgpu" and self.amdgpu_builtin is not None
+        for line in [] if builtin else self.module_options_lines(module):
+            parsed = parse_kmod_command(line.text)
+            assert parsed is not None and parsed[2] is not None
+            pieces.append((parsed[2].replace("\t", " "), line))  # kmod_config_add_options()
         for word, param in _kcmdline_options(self.cmdline_args, module):
             pieces.append((param, SourcedLine("/proc/cmdline", 1, word)))
         joined = ""

@@ -533,3 +533,20 @@ def run_check(root: Path, check_id: str, runner=None):
     assert specs, f"no check {check_id!r}"
     ctx = DiagnosisContext(HostRoot(root), runner=runner if runner is not None else RecordedRunner())
     return run_checks(ctx, specs=specs)[0]
+
+
+def build_amdgpu_in(root: Path) -> None:
+    """amdgpu built into the kernel (CONFIG_DRM_AMDGPU=y), as on some custom and embedded kernels: modules.builtin
+    lists it, there is no amdgpu.ko and no /proc/modules line, and /sys/module/amdgpu has parameters but no
+    initstate (facts 1a)."""
+    moddir = root / "usr" / "lib" / "modules" / KERNEL
+    write(root, f"/usr/lib/modules/{KERNEL}/modules.builtin",
+          "kernel/drivers/char/mem.ko\nkernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko\n")
+    for module in moddir.rglob("amdgpu.ko*"):
+        module.unlink()
+    write(root, f"/usr/lib/modules/{KERNEL}/modules.dep", "kernel/drivers/gpu/drm/drm_exec.ko.zst:\n")
+    text = (root / "proc" / "modules").read_text()
+    write(root, "/proc/modules", "".join(ln + "\n" for ln in text.splitlines() if not ln.startswith("amdgpu ")))
+    (root / "sys" / "module" / "amdgpu" / "initstate").unlink(missing_ok=True)
+    config = root / "boot" / f"config-{KERNEL}"
+    config.write_text(config.read_text().replace("CONFIG_DRM_AMDGPU=m", "CONFIG_DRM_AMDGPU=y"))

@@ -160,11 +160,14 @@ def amdgpu_blacklisted(ctx):
         by_file.setdefault(line.path, []).append(line)
     outcomes: list = []
     loaded = facts.amdgpu_loaded
+    builtin = facts.amdgpu_builtin
     for path, lines in by_file.items():
         only_blacklist = all(_BLACKLIST_RE.match(x.text) for x in lines)
         severity = Severity.WARNING if (loaded and only_blacklist) else None
         details = ("amdgpu is loaded right now (something ran `modprobe amdgpu` explicitly), but the "
                    "blacklist stops it from loading on its own at the next boot." if severity else None)
+        if builtin is not None:
+            severity, details = Severity.INFO, _builtin_blacklist_note(builtin)
         if _HELPER_MODPROBE_FILE_RE.fullmatch(path):
             # the helper comments the lines out AND rebuilds the initramfs, so it is one click only when the
             # shared generator rule names the generator (initramfs.choose_generator; facts 1b)
@@ -197,13 +200,27 @@ def amdgpu_blacklisted(ctx):
                 steps = remove_kernel_arg_steps(facts.distro_family, arg, f"{key}={rest}" if rest else None)
                 outcomes.append(Failed(
                     evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, key)], subject="/proc/cmdline",
-                    fix=Fix("remove-kernel-arg", True, tuple(steps))))
+                    fix=Fix("remove-kernel-arg", True, tuple(steps)),
+                    **({"severity": Severity.INFO, "details": _builtin_blacklist_note(builtin)}
+                       if builtin is not None else {})))
     if outcomes:
         return outcomes
     looked = facts.modprobe_dirs
     if not looked and not args:
         return Skipped("no modprobe.d folder and no /proc/cmdline in this root")
     return Passed(f"no amdgpu blacklist in {', '.join(looked) or 'modprobe.d'} or on the command line")
+
+
+def _builtin_blacklist_note(builtin: SourcedLine) -> str:
+    # modprobe.blacklist= and modprobe.d are read by kmod's modprobe, which never loads a built-in driver;
+    # module_blacklist= is checked by the kernel's module loader only (kernel-parameters.rst: "Do not load a
+    # comma-separated list of modules"); initcall_blacklist= is the switch for built-in code ("Useful for
+    # debugging built-in modules and initcalls"); amdgpu's init function is amdgpu_init (amdgpu_drv.c).
+    return (f"amdgpu is built into this kernel ({builtin.path}:{builtin.line} lists {builtin.text}), and a "
+            "blacklist does not reach a built-in driver: modprobe.d lines, modprobe.blacklist= and "
+            "module_blacklist= act on loadable modules only, so amdgpu still starts (a built-in driver is "
+            "switched off with `initcall_blacklist=amdgpu_init` on the kernel command line). The line does "
+            "nothing on this kernel, but it stops amdgpu on a kernel that has it as a module.")
 
 
 # -- nomodeset ----------------------------------------------------------------------------------------------
@@ -495,6 +512,27 @@ def overdrive_enabled(ctx):
     if any(not s.on_cmdline for s in settings):
         steps.append(facts.regenerate_initramfs_step())
     details = []
+    builtin = facts.amdgpu_builtin
+    if builtin is not None:
+        # module_params() leaves modprobe.d out for a built-in amdgpu: show the lines that look like settings
+        ignored = [line for line in facts.module_options_lines("amdgpu")
+                   if "ppfeaturemask" in line.text.replace("-", "_")]
+        ev.extend(Evidence(f"{line.text.strip()} (not applied: amdgpu is built in)", line.path, line.line)
+                  for line in ignored)
+        ev.append(evidence(builtin))
+        details.append(f"amdgpu is built into this kernel ({builtin.path} lists it), so it takes its options only "
+                       "from the kernel command line (amdgpu.ppfeaturemask=): /etc/modprobe.d and the initramfs "
+                       "play no part" + (", and the options line(s) shown there do nothing." if ignored else "."))
+    if not settings:
+        steps = _overdrive_unknown_source_steps(facts, builtin is not None)
+        details.append("No ppfeaturemask setting is in modprobe.d or on this boot's kernel command line now"
+                       + (", the only place a built-in amdgpu reads it from" if builtin is not None else "")
+                       + ": " + ("rocmdesk cannot tell where it comes from (the kernel may have been started with "
+                                 "other arguments than its boot loader entry shows now)."
+                                 if builtin is not None else
+                                 "it was removed after amdgpu loaded, or the initramfs still holds an older "
+                                 "modprobe.d copy (see initramfs-stale); rebuilding the image and rebooting brings "
+                                 "the default back."))
     winner = effective_param(settings, "ppfeaturemask")
     if len(settings) > 1 and winner is not None:
         details.append(f"amdgpu gets {len(settings)} ppfeaturemask settings and the last one counts: "
@@ -511,6 +549,14 @@ def overdrive_enabled(ctx):
     if steps:
         steps.append("Reboot. Leave it on if you use the tuning controls and do not need to file driver bug reports.")
     return Failed(evidence=ev, details=" ".join(details) or None, fix_steps=tuple(steps) if steps else None)
+
+
+def _overdrive_unknown_source_steps(facts: HostFacts, builtin: bool) -> list[str]:
+    """Steps when the mask in use has OverDrive but no setting is found where amdgpu reads it now."""
+    if builtin:
+        return ["Check the boot loader entry you start (GRUB: /etc/default/grub and /boot/grub*/grub.cfg; "
+                "systemd-boot: /boot/loader/entries/) for `amdgpu.ppfeaturemask=` and remove it there."]
+    return [facts.regenerate_initramfs_step()]
 
 
 def _setting_evidence(setting: ModuleParam) -> Evidence:
