@@ -7,6 +7,7 @@ import time
 from dataclasses import replace
 
 import pytest
+import shiboken6
 
 from rocmdesk.host import HostRoot, RecordedRunner
 from rocmdesk.telemetry.backends.base import Backend
@@ -122,7 +123,10 @@ def open_window(qtbot):
 
     yield opener
     for session in sessions:
-        session.window.close()
+        # a pre-roll still loading would land in a later test (its gc.collect/gc.freeze included)
+        qtbot.waitUntil(lambda session=session: not session.feed.loading, timeout=30000)
+        if shiboken6.isValid(session.window):  # pytest-qt may have deleted it while we waited
+            session.window.close()
         session.close()
 
 
