@@ -71,7 +71,7 @@ def test_finding_details_and_fix_signal(qtbot, tmp_path):
     text = tab.detail.toPlainText()
     assert "amdgpu is blacklisted" in text
     assert "/etc/modprobe.d/blacklist-amdgpu.conf:2: blacklist amdgpu" in text
-    assert "update-initramfs -u -k $(uname -r)" in text
+    assert f"sudo update-initramfs -u -k {sc.KERNEL}" in text  # the running kernel, once
     assert tab.evidence_text() == "/etc/modprobe.d/blacklist-amdgpu.conf:2: blacklist amdgpu"
     tab.copy_evidence()
     assert QtWidgets.QApplication.clipboard().text() == tab.evidence_text()
