@@ -18,6 +18,7 @@ import signal
 import stat as _stat
 import subprocess
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -346,6 +347,11 @@ class CommandResult:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
+# Results a runner keeps (bundles record them): the telemetry's tool pollers run rocm-smi/amd-smi
+# through the window's runner every few seconds for as long as it is open, so an unbounded list grew
+# by their whole output forever. A diagnosis runs far fewer distinct commands than this.
+HISTORY_LIMIT = 256
+
 COMMAND_SEARCH_DIRS = ("/opt/rocm/bin", "/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin")
 
 
@@ -363,7 +369,7 @@ class CommandRunner:
             "LC_ALL": "C.UTF-8",
             "LANG": "C.UTF-8",
         }
-        self.history: list[CommandResult] = []
+        self.history: deque[CommandResult] = deque(maxlen=HISTORY_LIMIT)  # newest last
 
     def which(self, name: str, search: Sequence[str] = COMMAND_SEARCH_DIRS) -> str | None:
         """Absolute path of an executable named ``name`` on the live machine, or None."""
@@ -432,7 +438,7 @@ class RecordedRunner(CommandRunner):
     default_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        self.history = []
+        self.history = deque(maxlen=HISTORY_LIMIT)
         self.env = {}
 
     @staticmethod

@@ -142,3 +142,20 @@ def test_runner_feeds_text_on_stdin():
     # run(stdin=...) takes text like every other field of a CommandResult; the pipe is bytes
     result = CommandRunner().run(["/bin/cat"], stdin="héllo\n")
     assert result.ok and result.stdout == "héllo\n"
+
+
+def test_runner_history_is_bounded(monkeypatch):
+    # the window's runner also serves the tool pollers (rocm-smi every few seconds, for days)
+    import rocmdesk.host as host
+
+    monkeypatch.setattr(host, "HISTORY_LIMIT", 5)
+    live = CommandRunner()
+    for n in range(8):
+        live.run(["/bin/sh", "-c", f"echo {n}"])
+    assert [r.stdout for r in live.history] == [f"{n}\n" for n in range(3, 8)]
+    recorded = RecordedRunner()
+    recorded.add(["/usr/bin/rocm-smi", "--json"], stdout="{}")
+    for _ in range(8):
+        recorded.run(["/usr/bin/rocm-smi", "--json"])
+    recorded.run(["/usr/bin/amd-smi"])
+    assert len(recorded.history) == 5 and recorded.history[-1].error
