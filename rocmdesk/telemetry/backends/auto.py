@@ -60,6 +60,7 @@ class ToolPoller:
         self._error: str | None = None
         self._busy_since: float | None = None
         self._disabled = False
+        self._closed = False
 
     def start(self) -> None:
         if self._thread is None:
@@ -75,6 +76,14 @@ class ToolPoller:
                     self._error, self._disabled = str(exc), True
                 self._first.set()
                 return
+        try:
+            self._poll()
+        finally:
+            # this thread closes what it uses: stop() may have given up waiting for a slow call
+            # (or for the backend being built), and closing a library under a running call is unsafe
+            self._close_backend()
+
+    def _poll(self) -> None:
         while not self._stop.is_set():
             started = self._clock()
             with self._lock:
@@ -112,12 +121,21 @@ class ToolPoller:
         return self._first.wait(timeout)
 
     def stop(self, join_s: float = 0.5) -> None:
+        """Stop polling. A call still running after ``join_s`` keeps its thread, which closes
+        the backend when the call returns; otherwise the backend is closed before this returns."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
+        if self._thread is None:
+            self._close_backend()  # never started: nobody else will
+        elif self._thread is not threading.current_thread():
             self._thread.join(join_s)
-        if self.backend is not None:
+
+    def _close_backend(self) -> None:
+        with self._lock:
+            backend = None if self._closed else self.backend
+            self._closed = True
+        if backend is not None:
             try:
-                self.backend.close()
+                backend.close()
             except Exception:
                 log.exception("closing %s failed", self.name)
 

@@ -421,3 +421,81 @@ def test_wait_for_tools_for_one_shot_use(tmp_path):
         assert auto.sample().gpus[0].power_w == 55.0
     finally:
         auto.close()
+
+
+# -- a tool's lifetime: closed once, never while its thread is still using it ------------------------
+
+
+class CloseAware(FakeTool):
+    """Notes whether close() came while sample() was still running (a library shut down under a call)."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        super().__init__("closeaware", gate=gate)
+        self.in_sample = False
+        self.closed_during_sample = False
+        self.close_calls = 0
+
+    def sample(self):
+        self.in_sample = True
+        try:
+            return super().sample()
+        finally:
+            self.in_sample = False
+
+    def close(self):
+        self.close_calls += 1
+        self.closed_during_sample = self.closed_during_sample or self.in_sample
+        super().close()
+
+
+def test_a_tool_busy_at_stop_is_closed_by_its_thread_after_the_call(tmp_path):
+    from rocmdesk.telemetry.backends.auto import ToolPoller
+
+    gate = threading.Event()
+    tool = CloseAware(gate)
+    poller = ToolPoller(tool, tool.name, interval_s=60.0)
+    poller.start()
+    deadline = time.monotonic() + 5
+    while not tool.in_sample and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert tool.in_sample
+    poller.stop(join_s=0.05)  # the call is still running: it must not be closed under it
+    assert not tool.closed_during_sample and tool.close_calls == 0
+    gate.set()
+    assert poller._thread is not None
+    poller._thread.join(5)
+    assert tool.close_calls == 1 and not tool.closed_during_sample
+
+
+def test_a_tool_built_after_stop_is_closed(tmp_path):
+    from rocmdesk.telemetry.backends.auto import ToolPoller
+
+    building = threading.Event()
+    release = threading.Event()
+    built: list[FakeTool] = []
+
+    def slow_factory() -> FakeTool:  # amdsmi_init can take a while
+        building.set()
+        release.wait(10)
+        built.append(FakeTool("slowtool"))
+        return built[0]
+
+    poller = ToolPoller(slow_factory, "slowtool", interval_s=60.0)
+    poller.start()
+    assert building.wait(5)
+    poller.stop(join_s=0.05)
+    release.set()
+    assert poller._thread is not None
+    poller._thread.join(5)
+    assert built and built[0].closed and built[0].calls == 0
+
+
+def test_a_stopped_idle_tool_is_closed_once(tmp_path):
+    tool = CloseAware(threading.Event())
+    tool.gate.set()
+    auto = make_auto(tmp_path, tool)
+    wait_for_tools(auto)
+    auto.close()
+    assert tool.close_calls == 1
+    auto.close()
+    assert tool.close_calls == 1
