@@ -843,13 +843,20 @@ class GraphsTab(QtWidgets.QWidget):
         for c, (_name, t, y) in enumerate(columns):
             table[[index[v] for v in t.tolist()], c] = y
         tmp = path + ".part"
-        with open(tmp, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["time_iso", "timestamp", *[c[0] for c in columns]])
-            for r, when in enumerate(ordered):
-                iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)) + f".{int((when % 1) * 1000):03d}"
-                writer.writerow([iso, f"{when:.3f}", *["" if math.isnan(v) else f"{v:g}" for v in table[r]]])
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                writer.writerow(["time_iso", "timestamp", *[c[0] for c in columns]])
+                for r, when in enumerate(ordered):
+                    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)) + f".{int((when % 1) * 1000):03d}"
+                    writer.writerow([iso, f"{when:.3f}", *["" if math.isnan(v) else f"{v:g}" for v in table[r]]])
+            os.replace(tmp, path)
+        except BaseException:
+            try:  # nothing half-written stays behind (disk full, the target is a folder...)
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
         return len(ordered)
 
     @property

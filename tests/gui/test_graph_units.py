@@ -1,4 +1,4 @@
-"""The Graphs tab follows the °C/°F choice: axis label, curves and read-out agree."""
+"""Graphs tab: the °C/°F choice reaches axis label and curves; a failed CSV export leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -33,3 +33,16 @@ def test_switching_to_fahrenheit_relabels_the_temperature_axis(qtbot, open_windo
 
     window.unit_combo.setCurrentIndex(window.unit_combo.findData("C"))
     assert axis.labelText == "°C"
+
+
+def test_a_failed_csv_export_leaves_no_partial_file(qtbot, open_window, manual_factory, tmp_path):
+    session = open_window(fake_source(FakeBackend(1)), sampler_factory=manual_factory)
+    for _ in range(2):
+        manual_factory.made[0].tick()
+    session.window.show_tab("graphs")
+    graphs = session.window.tab_widgets["graphs"]
+    target = tmp_path / "history.csv"
+    target.mkdir()  # the final rename fails after the rows were written
+    with pytest.raises(OSError):
+        graphs.export_csv(str(target))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.csv"]
