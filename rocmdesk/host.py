@@ -333,6 +333,7 @@ class CommandResult:
     timed_out: bool = False
     duration_s: float = 0.0
     error: str | None = None
+    truncated: bool = False  # stdout was cut at the caller's max_output_bytes (the process was then killed)
 
     @property
     def ok(self) -> bool:
@@ -379,7 +380,10 @@ class CommandRunner:
                 return candidate
         return None
 
-    def run(self, argv: Sequence[str], timeout: float | None = None, stdin: str | None = None) -> CommandResult:
+    def run(self, argv: Sequence[str], timeout: float | None = None, stdin: str | None = None,
+            max_output_bytes: int | None = None) -> CommandResult:
+        """Run ``argv``. With ``max_output_bytes``, only that much of stdout (and of stderr) is kept: a
+        command that writes more is killed once it has, and its result says ``truncated``."""
         argv = [str(a) for a in argv]
         if not argv or not os.path.isabs(argv[0]):
             raise ValueError(f"commands must be given by absolute path, got {argv[:1]!r}")
@@ -400,6 +404,10 @@ class CommandRunner:
             result = CommandResult(argv, None, error=f"could not start: {exc.strerror or exc}")
             self.history.append(result)
             return result
+        if max_output_bytes is not None:
+            result = _run_capped(proc, argv, limit, stdin, max_output_bytes, start)
+            self.history.append(result)
+            return result
         try:
             out, err = proc.communicate(None if stdin is None else stdin.encode("utf-8"), timeout=limit)
             result = CommandResult(argv, proc.returncode, _decode(out), _decode(err),
@@ -413,6 +421,61 @@ class CommandRunner:
             log.warning("%s timed out after %.1f s", argv[0], limit)
         self.history.append(result)
         return result
+
+
+def _run_capped(proc: subprocess.Popen, argv: list[str], limit: float, stdin: str | None, cap: int,
+                start: float) -> CommandResult:
+    """Read a started process' output keeping at most ``cap`` bytes of each stream; the process group is
+    killed when stdout goes past the cap (a huge journal) or the time is up, so memory and time stay bounded."""
+    import selectors
+
+    if proc.stdin is not None:
+        try:
+            proc.stdin.write((stdin or "").encode("utf-8"))
+            proc.stdin.close()
+        except OSError:
+            pass
+    chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}  # type: ignore[union-attr]
+    sizes = dict.fromkeys(chunks, 0)
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()  # type: ignore[union-attr]
+    truncated = timed_out = False
+    deadline = start + limit
+    with selectors.DefaultSelector() as sel:
+        for stream in (proc.stdout, proc.stderr):
+            sel.register(stream, selectors.EVENT_READ)  # type: ignore[arg-type]
+        while sel.get_map() and not truncated:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            for key, _events in sel.select(remaining):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                room = cap - sizes[key.fd]
+                if room > 0:
+                    chunks[key.fd].append(data[:room])
+                sizes[key.fd] += len(data)
+                if key.fd == out_fd and sizes[key.fd] > cap:
+                    truncated = True
+    if truncated or timed_out:
+        _kill_group(proc)
+    for stream in (proc.stdout, proc.stderr):
+        stream.close()  # type: ignore[union-attr]
+    try:
+        returncode = proc.wait(timeout=max(0.1, deadline - time.monotonic()) if not (truncated or timed_out) else 5)
+    except subprocess.TimeoutExpired:  # output closed but the process lingers past the time limit
+        _kill_group(proc)
+        returncode, timed_out = proc.wait(), True
+    out = _decode(b"".join(chunks[out_fd]))
+    err = _decode(b"".join(chunks[err_fd]))
+    if timed_out:
+        log.warning("%s timed out after %.1f s", argv[0], limit)
+        return CommandResult(argv, None, out, err, timed_out=True, duration_s=time.monotonic() - start,
+                             error=f"timed out after {limit:g} s and was killed", truncated=truncated)
+    return CommandResult(argv, None if truncated else returncode, out, err, duration_s=time.monotonic() - start,
+                         truncated=truncated)
 
 
 def _decode(data: bytes | None) -> str:
@@ -457,13 +520,17 @@ class RecordedRunner(CommandRunner):
                 return program
         return None
 
-    def run(self, argv: Sequence[str], timeout: float | None = None, stdin: str | None = None) -> CommandResult:
+    def run(self, argv: Sequence[str], timeout: float | None = None, stdin: str | None = None,
+            max_output_bytes: int | None = None) -> CommandResult:
         argv = [str(a) for a in argv]
         recorded = self.recordings.get(self.key(argv))
         if recorded is None:
             result = CommandResult(argv, None, error="not recorded (tool not available)")
         else:
             result = CommandResult(**{**asdict(recorded), "argv": argv})
+            if max_output_bytes is not None and len(result.stdout.encode("utf-8", "surrogatepass")) > max_output_bytes:
+                cut = result.stdout.encode("utf-8", "surrogatepass")[:max_output_bytes]
+                result.stdout, result.returncode, result.truncated = _decode(cut), None, True
         self.history.append(result)
         return result
 

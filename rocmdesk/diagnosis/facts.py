@@ -38,6 +38,15 @@ MODPROBE_DIRS: tuple[str, ...] = (
 SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 KERNEL_LOG_FILES: tuple[str, ...] = ("/var/log/kern.log", "/var/log/dmesg")
 KERNEL_LOG_MAX_BYTES = 32 << 20
+# Without a syslog daemon (Fedora, Arch, openSUSE, many Ubuntu installs) the kernel log is only in the journal
+# and the ring buffer. `-k` = kernel messages only, `-b 0` = this boot only, short-monotonic = dmesg-like
+# "[seconds since boot]" stamps (journalctl(1)). Commands run on the live root only; a snapshot replays the
+# outputs recorded when it was captured (rocmdesk/commands.json).
+JOURNALCTL_KERNEL_ARGS: tuple[str, ...] = ("-k", "-b", "0", "--no-pager", "-o", "short-monotonic")
+KERNEL_LOG_TOOL_DIRS: tuple[str, ...] = ("/usr/bin", "/bin", "/usr/sbin", "/sbin")
+KERNEL_LOG_COMMAND_MAX_BYTES = 8 << 20  # one boot's kernel messages are rarely over 1 MiB; the head matters
+JOURNALCTL_TIMEOUT_S = 10.0
+DMESG_TIMEOUT_S = 5.0
 ENV_VAR_NAMES_RE = re.compile(
     r"^(HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|ROCR_VISIBLE_DEVICES|HIP_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES"
     r"|GPU_DEVICE_ORDINAL)$"
@@ -167,8 +176,12 @@ class EnvSetting:
 
 @dataclass(slots=True)
 class KernelLog:
-    source: str  # host path, or "dmesg" for command output
+    """This boot's kernel messages and where they came from (evidence cites ``source`` and the line)."""
+
+    source: str  # host path, or "<command line> (output)" for journalctl/dmesg output
     lines: list[tuple[int | None, str]] = field(default_factory=list)  # (line in the source, text)
+    truncated: bool = False  # only the first KERNEL_LOG_COMMAND_MAX_BYTES of a command's output were kept
+    passed_over: tuple[str, ...] = ()  # why sources preferred to this one were not used
 
     def grep(self, pattern: re.Pattern[str]) -> list[tuple[SourcedLine, re.Match[str]]]:
         out = []
@@ -915,42 +928,107 @@ class HostFacts:
         return initramfs_regenerate_step(self.distro_family, chosen[0] if chosen else None, kver)
 
     # -- kernel log -------------------------------------------------------------------------------------
-    @functools.cached_property
+    @property
     def kernel_log(self) -> KernelLog | None:
-        """The current boot's kernel messages from a log file or (recorded) ``dmesg`` output."""
+        """The current boot's kernel messages: a log file, else ``journalctl -k -b 0``, else ``dmesg``."""
+        return self.kernel_log_search[0]
+
+    @property
+    def kernel_log_problems(self) -> list[str]:
+        """Why each kernel log source was not used, in words (the skip reason when none was)."""
+        return self.kernel_log_search[1]
+
+    @functools.cached_property
+    def kernel_log_search(self) -> tuple[KernelLog | None, list[str]]:
+        """Try the sources in order of preference; (log or None, why the others were passed over).
+
+        A file counts when it holds this boot's start ("Linux version" banner); one without it was rotated
+        since boot (the firmware and BAR lines are in an older file), so the journal or ring buffer comes
+        first and the file is the last resort. A file last written before this boot started (btime of
+        /proc/stat) is stale (the syslog daemon was removed) and never used."""
+        problems: list[str] = []
+        fallback: KernelLog | None = None
+        boot_time = self._boot_time()  # /proc/stat: the live machine (a snapshot does not carry it)
         for path in KERNEL_LOG_FILES:
-            text, exact = self._read_big(path)
-            if text is not None:
-                return KernelLog(path, _current_boot(text, exact))
+            text, exact, why, mtime = self._read_big(path)
+            if text is None:
+                problems.append(f"{path}: {why}")
+                continue
+            if boot_time is not None and mtime is not None and mtime < boot_time:
+                problems.append(f"{path}: last written before this boot (nothing writes it any more)")
+                continue
+            if not _BOOT_MARKER.search(text):
+                problems.append(f"{path}: does not reach back to this boot's start (rotated since boot)")
+                fallback = fallback or KernelLog(path, _current_boot(text, exact))
+                continue
+            return KernelLog(path, _current_boot(text, exact), passed_over=tuple(problems)), problems
+        for tool in ("journalctl", "dmesg"):
+            log_, why = self._kernel_log_command(tool)
+            if log_ is not None:
+                log_.passed_over = tuple(problems)
+                return log_, problems
+            problems.append(why)
+        if fallback is not None:
+            fallback.passed_over = tuple(problems)
+            return fallback, problems
+        return None, problems
+
+    def _kernel_log_command(self, tool: str) -> tuple[KernelLog | None, str]:
+        """``journalctl -k -b 0 ...`` or ``dmesg`` output through the runner: (log, "") or (None, why not)."""
         runner = self.runner
         if runner is None:
-            return None
-        program = runner.which("dmesg")
-        if program is None:
-            return None
+            return None, f"{tool}: no command runner"
         if not self.root.is_live and not isinstance(runner, RecordedRunner):
-            return None  # never mix the live machine's dmesg into another root
-        result = runner.run([program], timeout=5)
-        if not result.ok or not result.stdout.strip():
-            return None
-        return KernelLog("dmesg", _current_boot(result.stdout))
+            # never mix this machine's journal into another root: a snapshot uses what it recorded
+            return None, f"{tool}: not run for a root that is not this machine"
+        program = runner.which(tool, KERNEL_LOG_TOOL_DIRS)
+        if program is None:
+            return None, (f"{tool}: not installed" if self.root.is_live
+                          else f"{tool}: no output recorded in this snapshot")
+        argv = [program, *JOURNALCTL_KERNEL_ARGS] if tool == "journalctl" else [program]
+        timeout = JOURNALCTL_TIMEOUT_S if tool == "journalctl" else DMESG_TIMEOUT_S
+        result = runner.run(argv, timeout=timeout, max_output_bytes=KERNEL_LOG_COMMAND_MAX_BYTES)
+        source = f"{' '.join(argv)} (output)"
+        if tool == "journalctl":
+            lines, why = parse_journal_output(result.stdout, result.stderr, result.returncode, result.error,
+                                              result.timed_out, result.truncated)
+        else:
+            lines, why = parse_dmesg_output(result.stdout, result.stderr, result.returncode, result.error,
+                                            result.timed_out, result.truncated, self._dmesg_restrict())
+        if lines is None:
+            return None, f"{tool}: {why}"
+        return KernelLog(source, lines, truncated=result.truncated), ""
 
-    def _read_big(self, path: str) -> tuple[str | None, bool]:
-        """(text, line numbers exact); a log over the limit is read from its tail."""
+    def _dmesg_restrict(self) -> str | None:
+        text = self.read("/proc/sys/kernel/dmesg_restrict")
+        return text.strip() if text is not None else None
+
+    def _boot_time(self) -> float | None:
+        """Epoch seconds of this boot (``btime`` of /proc/stat), or None."""
+        for line in (self.read("/proc/stat") or "").splitlines():
+            if line.startswith("btime "):
+                return float(parse_int(line.split()[1]) or 0) or None
+        return None
+
+    def _read_big(self, path: str) -> tuple[str | None, bool, str, float | None]:
+        """(text, line numbers exact, why not read, mtime); a log over the limit is read from its tail."""
         try:
             real = self.root.real_path(path)
             with open(real, "rb") as fh:
+                st = os.fstat(fh.fileno())
                 fh.seek(0, os.SEEK_END)
                 size = fh.tell()
                 fh.seek(max(0, size - KERNEL_LOG_MAX_BYTES))
                 data = fh.read()
-        except (OSError, HostReadError):
-            return None, False
+        except HostReadError as exc:
+            return None, False, exc.failure.value, None
+        except OSError as exc:
+            return None, False, HostReadError.from_oserror(exc, path).failure.value, None
         exact = size <= KERNEL_LOG_MAX_BYTES
         text = data.decode("utf-8", "replace")
         if not exact:
             text = text.split("\n", 1)[-1]  # drop the cut first line
-        return text, exact
+        return text, exact, "", st.st_mtime
 
     # -- Secure Boot, DKMS, packages ---------------------------------------------------------------
     @functools.cached_property
@@ -1194,6 +1272,70 @@ def _wanted(name: str) -> bool:
 
 
 _BOOT_MARKER = re.compile(r"\bLinux version \d")
+# journalctl's own lines: "-- Boot 0f3c... --", "-- No entries --", "-- Logs begin at ... --" (older versions)
+_JOURNAL_META = re.compile(r"^-- .* --$")
+# Printed (to stderr) when the user may not read the system journal, so `-k` shows nothing: "Hint: You are
+# currently not seeing messages from other users and the system. Users in groups 'adm', 'systemd-journal' can
+# see all messages." (systemd/systemd#23018, #7887); "No journal files were opened due to insufficient
+# permissions." when no file at all can be opened.
+_JOURNAL_DENIED = re.compile(r"not seeing messages|insufficient permissions|Permission denied", re.IGNORECASE)
+# util-linux dmesg when the kernel refuses the syslog read: "dmesg: read kernel buffer failed: Operation not
+# permitted" (kernel.dmesg_restrict = 1 and no CAP_SYSLOG: Documentation/admin-guide/sysctl/kernel.rst).
+_DMESG_DENIED = re.compile(r"Operation not permitted|Permission denied", re.IGNORECASE)
+
+
+def _command_failure(error: str | None, timed_out: bool, returncode: int | None, stderr: str) -> str:
+    if timed_out:
+        return error or "timed out and was killed"
+    if error:
+        return "no output recorded in this snapshot" if "not recorded" in error else error
+    first = next((ln.strip() for ln in stderr.splitlines() if ln.strip()), "")
+    return f"exited with status {returncode}" + (f" ({first[:160]})" if first else "")
+
+
+def _numbered_output(stdout: str, truncated: bool) -> list[tuple[int | None, str]]:
+    lines = stdout.splitlines()
+    if truncated and lines and not stdout.endswith("\n"):
+        lines = lines[:-1]  # the cut last line
+    return [(number, text) for number, text in enumerate(lines, start=1)]
+
+
+def parse_journal_output(stdout: str, stderr: str, returncode: int | None, error: str | None = None,
+                         timed_out: bool = False, truncated: bool = False
+                         ) -> tuple[list[tuple[int | None, str]] | None, str]:
+    """(numbered kernel lines, "") of ``journalctl -k -b 0`` output, or (None, why it cannot be used)."""
+    if timed_out or (error and not truncated):
+        return None, _command_failure(error, timed_out, returncode, stderr)
+    numbered = [(n, t) for n, t in _numbered_output(stdout, truncated) if t.strip() and not _JOURNAL_META.match(t)]
+    if numbered:
+        return numbered, ""
+    if _JOURNAL_DENIED.search(stderr):
+        return None, ("refused: this user may not read the system journal (root and members of the adm, wheel "
+                      "or systemd-journal group may)")
+    if returncode not in (0, None):
+        return None, _command_failure(error, timed_out, returncode, stderr)
+    return None, "no kernel messages for this boot in the journal"
+
+
+def parse_dmesg_output(stdout: str, stderr: str, returncode: int | None, error: str | None = None,
+                       timed_out: bool = False, truncated: bool = False, dmesg_restrict: str | None = None
+                       ) -> tuple[list[tuple[int | None, str]] | None, str]:
+    """(this boot's numbered lines, "") of ``dmesg`` output, or (None, why it cannot be used)."""
+    if timed_out or (error and not truncated):
+        return None, _command_failure(error, timed_out, returncode, stderr)
+    if stdout.strip():
+        lines = _current_boot(stdout)
+        if truncated and lines and not stdout.endswith("\n"):
+            lines = lines[:-1]
+        return lines, ""
+    if _DMESG_DENIED.search(stderr) or (returncode not in (0, None) and dmesg_restrict == "1"):
+        why = "refused"
+        if dmesg_restrict == "1":
+            why += " (kernel.dmesg_restrict = 1: only root, or a program with CAP_SYSLOG, may read the kernel log)"
+        return None, why + "; `sudo rocmdesk diagnose` can read it"
+    if returncode not in (0, None):
+        return None, _command_failure(error, timed_out, returncode, stderr)
+    return None, "printed nothing"
 
 
 def _current_boot(text: str, exact: bool = True) -> list[tuple[int | None, str]]:

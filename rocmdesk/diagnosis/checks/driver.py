@@ -395,8 +395,15 @@ def _kernel_log(ctx):
         return None, Skipped(ctx.WSL_SKIP_REASON)
     log_ = facts.kernel_log
     if log_ is None:
-        return None, Skipped("no readable kernel log (/var/log/kern.log, /var/log/dmesg or dmesg output)")
+        return None, Skipped("no readable kernel log: " + "; ".join(facts.kernel_log_problems))
     return log_, None
+
+
+def _log_name(log_) -> str:
+    """The kernel log's source as the pass/skip reasons name it (the journal or dmesg command, or the file)."""
+    if log_.truncated:
+        return f"{log_.source}, cut at the output size limit: later messages were not read"
+    return log_.source
 
 
 _FATAL_INIT_RE = re.compile(r"Fatal error during GPU init|amdgpu_device_ip_init failed")
@@ -416,7 +423,7 @@ def firmware_load_failure(ctx):
         return skipped
     hits = log_.grep(_FIRMWARE_RE)
     if not hits:
-        return Passed(f"no amdgpu firmware load failure in {log_.source}")
+        return Passed(f"no amdgpu firmware load failure in {_log_name(log_)}")
     facts = _facts(ctx)
     files = sorted({m.group(1) for _line, m in hits})
     details = [f"Missing firmware file(s): {', '.join(files)}."]
@@ -457,7 +464,7 @@ def pcie_atomics_missing(ctx):
         return skipped
     hits = log_.grep(_ATOMICS_RE)
     if not hits:
-        return Passed(f"no \"PCI rejects atomics\" in {log_.source}")
+        return Passed(f"no \"PCI rejects atomics\" in {_log_name(log_)}")
     return Failed(evidence=[evidence(line) for line, _m in hits[:MAX_EVIDENCE]])
 
 
@@ -468,7 +475,7 @@ def small_bar(ctx):
         return skipped
     hits = log_.grep(_BAR_RE)
     if not hits:
-        return Skipped(f"no \"Detected VRAM RAM=..., BAR=...\" line in {log_.source}")
+        return Skipped(f"no \"Detected VRAM RAM=..., BAR=...\" line in {_log_name(log_)}")
     small = [(line, m) for line, m in hits if int(m.group(2)) < int(m.group(1)) and int(m.group(2)) <= 256]
     if not small:
         return Passed("every GPU maps its whole VRAM (large BAR)")

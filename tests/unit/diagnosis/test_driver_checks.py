@@ -349,7 +349,7 @@ def test_firmware_failure_from_recorded_dmesg(root):
                "[    3.1] amdgpu 0000:03:00.0: Direct firmware load for amdgpu/psp_13_0_0_sos.bin "
                "failed with error -2\n")
     finding = only_finding(sc.run_check(root, "firmware-load-failure", runner=runner))
-    assert finding.evidence[0].path == "dmesg" and finding.evidence[0].line == 2
+    assert finding.evidence[0].path == "/usr/bin/dmesg (output)" and finding.evidence[0].line == 2
 
 
 def test_kernel_log_checks_skip_without_log(root):
