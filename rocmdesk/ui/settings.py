@@ -56,7 +56,7 @@ class Settings:
             if not (RATE_MIN_HZ <= rate <= RATE_MAX_HZ):
                 raise ValueError(rate)
             out.rate_hz = rate
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an integer too big for a float
             log.warning("settings: sample rate %r out of range %.2f-%.0f Hz; using %.0f Hz",
                         self.rate_hz, RATE_MIN_HZ, RATE_MAX_HZ, default.rate_hz)
             out.rate_hz = default.rate_hz
@@ -84,7 +84,7 @@ class Settings:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return cls()
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             log.warning("settings: cannot read %s (%s); using defaults", path, exc)
             return cls()
         if not isinstance(data, dict):

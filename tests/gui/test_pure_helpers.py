@@ -129,3 +129,12 @@ def test_unreadable_and_unwritable_settings(tmp_path, monkeypatch):
     path.mkdir(exist_ok=True)  # a folder where the file should be
     assert Settings.load() == Settings()
     assert Settings().save() is False  # cannot replace a folder: reported, no exception
+
+
+@pytest.mark.parametrize("content", ['{"rate_hz": 1' + "0" * 400 + "}",  # an int too big for a float
+                                     "[" * 100_000])  # nested past the JSON parser's recursion limit
+def test_settings_that_break_the_parser_or_float_fall_back_to_defaults(content):
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    assert Settings.load() == Settings()
