@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rocmdesk.diagnosis.gfx import GfxVersion
-from rocmdesk.host import CommandRunner, HostReadError, HostRoot, ReadFailure, RecordedRunner
+from rocmdesk.host import CommandResult, CommandRunner, HostReadError, HostRoot, ReadFailure, RecordedRunner
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,17 @@ MODPROBE_DIRS: tuple[str, ...] = (
     "/lib/modprobe.d",
 )
 SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+# The DKMS module signing certificate (public half only). DKMS 3.x: "mok_certificate=/var/lib/dkms/mok.pub
+# (default: /var/lib/dkms) ... If any of the files specified by mok_signing_key and mok_certificate are
+# non-existent, dkms will re-create both files"; /etc/dkms/framework.conf and framework.conf.d/*.conf
+# (dell/dkms dkms_framework.conf.in). Ubuntu's DKMS signs with update-secureboot-policy's MOK,
+# /var/lib/shim-signed/mok/MOK.der (e.g. JacKeTUs/universal-pidff docs/SIGNING.md; rocm-facts 1e [S19]).
+DKMS_FRAMEWORK_CONF = "/etc/dkms/framework.conf"
+UBUNTU_MOK_CERT = "/var/lib/shim-signed/mok/MOK.der"
+DKMS_MOK_CERT = "/var/lib/dkms/mok.pub"
+_MOK_CERT_RE = re.compile(r"^\s*mok_certificate\s*=\s*(\S+)\s*(?:#.*)?$")
+MOKUTIL_TIMEOUT_S = 5.0
+MOKUTIL_MAX_BYTES = 64 << 10
 KERNEL_LOG_FILES: tuple[str, ...] = ("/var/log/kern.log", "/var/log/dmesg")
 KERNEL_LOG_MAX_BYTES = 32 << 20
 # Without a syslog daemon (Fedora, Arch, openSUSE, many Ubuntu installs) the kernel log is only in the journal
@@ -1049,6 +1060,63 @@ class HostFacts:
         enabled = data[4] == 1
         return enabled, f"SecureBoot variable data byte = {data[4]} ({'enabled' if enabled else 'disabled'})"
 
+    # -- the DKMS signing key (MOK) and mokutil -----------------------------------------------------------
+    @functools.cached_property
+    def dkms_mok_certificate_setting(self) -> SourcedLine | None:
+        """The last ``mok_certificate=`` of /etc/dkms/framework.conf and framework.conf.d/*.conf (DKMS reads
+        them in that order; dkms_framework.conf.in), ``$kernelver`` left as it is."""
+        files = [DKMS_FRAMEWORK_CONF] + [f"{DKMS_FRAMEWORK_CONF}.d/{n}" for n in
+                                         self.root.listdir(f"{DKMS_FRAMEWORK_CONF}.d") if n.endswith(".conf")]
+        found = None
+        for path in files:
+            for number, line in enumerate((self.read(path) or "").splitlines(), start=1):
+                m = _MOK_CERT_RE.match(line)
+                if m:
+                    found = SourcedLine(path, number, m.group(1).strip().strip("\"'"))
+        return found if found is not None and found.text else None
+
+    def dkms_mok_candidates(self) -> list[str]:
+        """Where DKMS keeps the public half of its signing key, most specific first: the configured path,
+        Ubuntu's shim-signed MOK, then DKMS 3.x's default. Only public certificates: the private keys
+        (MOK.priv, mok.key) are never touched, so they can never end up in a support bundle."""
+        out = []
+        setting = self.dkms_mok_certificate_setting
+        if setting is not None and setting.text.startswith("/"):
+            kver = self.kernel_release or ""
+            out.append(setting.text.replace("${kernelver}", kver).replace("$kernelver", kver))
+        for path in (UBUNTU_MOK_CERT, DKMS_MOK_CERT):
+            if path not in out:
+                out.append(path)
+        return out
+
+    @functools.cached_property
+    def dkms_mok_certificate(self) -> str | None:
+        """The DKMS signing certificate that exists in the root, or None (DKMS never made one)."""
+        return next((path for path in self.dkms_mok_candidates() if self.root.is_file(path)), None)
+
+    def mokutil(self, *args: str) -> tuple[CommandResult | None, str]:
+        """``mokutil <args>`` through the runner (live root) or its recording (snapshot): (result, "") or
+        (None, why it could not be asked). Only the read-only --sb-state and --test-key are ever run here;
+        enrolling a key (--import) is the user's own step."""
+        if args[:1] not in (("--sb-state",), ("--test-key",)):
+            raise ValueError(f"mokutil {' '.join(args)} is not a read-only query")
+        runner = self.runner
+        if runner is None:
+            return None, "mokutil: no command runner"
+        if not self.root.is_live and not isinstance(runner, RecordedRunner):
+            return None, "mokutil: not run for a root that is not this machine"
+        program = runner.which("mokutil", KERNEL_LOG_TOOL_DIRS)
+        if program is None:
+            return None, ("mokutil is not installed" if self.root.is_live
+                          else "mokutil output was not recorded in this snapshot")
+        result = runner.run([program, *args], timeout=MOKUTIL_TIMEOUT_S, max_output_bytes=MOKUTIL_MAX_BYTES)
+        if result.timed_out:
+            return None, f"mokutil {args[0]} {result.error or 'timed out'}"
+        if result.error:
+            return None, ("mokutil output was not recorded in this snapshot" if "not recorded" in result.error
+                          else f"mokutil {args[0]}: {result.error}")
+        return result, ""
+
     def dkms_amdgpu_modules(self) -> list[str]:
         """Host paths of DKMS amdgpu modules for the running kernel (facts 1d [S16])."""
         kver = self.kernel_release
@@ -1315,6 +1383,42 @@ def parse_journal_output(stdout: str, stderr: str, returncode: int | None, error
     if returncode not in (0, None):
         return None, _command_failure(error, timed_out, returncode, stderr)
     return None, "no kernel messages for this boot in the journal"
+
+
+# mokutil's answers (lcp/mokutil src/mokutil.c test_key(), print_skip_message(), print_sb_state()). Its exit
+# status for --test-key flipped between versions (0.3: 0 = not enrolled, 1 = enrolled; later: 1 = not enrolled,
+# 0 = enrolled or pending), so only the text is read.
+_MOK_ENROLLED_RE = re.compile(r" is already enrolled$| is already in db$|is already in the built-in trusted keyring$")
+_MOK_PENDING_RE = re.compile(r" is already in the enrollment request$")
+_MOK_NOT_ENROLLED_RE = re.compile(r" is not enrolled$")
+
+
+def parse_mokutil_test_key(stdout: str, stderr: str) -> str | None:
+    """"enrolled", "pending" (imported, waiting for MokManager at the next boot), "not-enrolled", or None
+    when the output says none of these (a damaged key, an old or odd mokutil)."""
+    for line in [*stdout.splitlines(), *stderr.splitlines()]:
+        line = line.strip()
+        if _MOK_PENDING_RE.search(line):
+            return "pending"
+        if _MOK_ENROLLED_RE.search(line):
+            return "enrolled"
+        if _MOK_NOT_ENROLLED_RE.search(line):
+            return "not-enrolled"
+    return None
+
+
+def parse_mokutil_sb_state(stdout: str) -> tuple[bool | None, bool]:
+    """(Secure Boot enabled, shim's validation turned off) from ``mokutil --sb-state``. "SecureBoot validation
+    is disabled in shim" (``mokutil --disable-validation``) makes the kernel treat Secure Boot as off: the EFI
+    stub honours MokSBState (linux drivers/firmware/efi/libstub/secureboot.c)."""
+    enabled = None
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line == "SecureBoot enabled":
+            enabled = True
+        elif line == "SecureBoot disabled":
+            enabled = False
+    return enabled, "SecureBoot validation is disabled in shim" in stdout
 
 
 def parse_dmesg_output(stdout: str, stderr: str, returncode: int | None, error: str | None = None,

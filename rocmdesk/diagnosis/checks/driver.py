@@ -7,6 +7,9 @@ import re
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import (
+    DKMS_MOK_CERT,
+    SECURE_BOOT_VAR,
+    UBUNTU_MOK_CERT,
     HostFacts,
     ModuleParam,
     SourcedLine,
@@ -16,6 +19,8 @@ from rocmdesk.diagnosis.facts import (
     module_param,
     param_eq,
     parse_int,
+    parse_mokutil_sb_state,
+    parse_mokutil_test_key,
     remove_kernel_arg_steps,
 )
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
@@ -274,31 +279,108 @@ def secure_boot_blocks_dkms(ctx):
     if not modules:
         return Passed(f"no DKMS amdgpu module for {facts.kernel_release} (the in-tree driver is used)")
     enabled, sb_text = facts.secure_boot
+    sb_path = SECURE_BOOT_VAR
+    state, state_why = facts.mokutil("--sb-state") if enabled is not False else (None, "")
+    sb_enabled, shim_off = parse_mokutil_sb_state(state.stdout) if state is not None else (None, False)
+    if enabled is None and sb_enabled is not None:  # efivar unreadable: mokutil reads the same variable
+        enabled, sb_text, sb_path = sb_enabled, _first_line(state.stdout), _output_path(state)
     if enabled is None:
-        return Skipped(f"Secure Boot state unknown: {sb_text}")
+        return Skipped(f"Secure Boot state unknown: {sb_text}" + (f"; {state_why}" if state_why else ""))
     if not enabled:
         return Passed(f"DKMS amdgpu present; Secure Boot is off ({sb_text})")
+    if shim_off:
+        return Passed("DKMS amdgpu present; Secure Boot is on but shim's validation is turned off "
+                      "(mokutil --sb-state), so the kernel does not demand signed modules")
     loaded = facts.amdgpu_loaded
     if loaded is None:
         return Skipped("cannot tell whether amdgpu is loaded (/proc/modules and /sys/module unreadable)")
     if loaded:
         return Passed("DKMS amdgpu is loaded with Secure Boot on (its signing key is enrolled)")
     ev = [Evidence(f"DKMS amdgpu module for {facts.kernel_release}", m) for m in modules]
-    ev.append(Evidence(sb_text, "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"))
+    ev.append(Evidence(sb_text, sb_path))
     ev.extend(evidence(x) for x in facts.amdgpu_loaded_evidence())
+    rejected = []
     if facts.kernel_log is not None:
-        ev.extend(evidence(line) for line, _m in facts.kernel_log.grep(_KEY_REJECTED_RE)[:MAX_EVIDENCE])
-    key = next((k for k in ("/var/lib/shim-signed/mok/MOK.der", "/var/lib/dkms/mok.pub") if facts.root.exists(k)),
-               None)
-    steps = None
-    if key:
-        steps = (f"Enrol the DKMS signing key: `sudo mokutil --import {key}` and choose a one-time password.",
-                 "Reboot; in the blue MokManager screen choose \"Enroll MOK\" and type that password.",
-                 "After the reboot run `sudo dkms autoinstall` (or reinstall amdgpu-dkms) and check "
-                 "`lsmod | grep amdgpu`.",
-                 "Alternative without signing: remove amdgpu-dkms and use the distribution's signed in-tree "
-                 "amdgpu driver.")
-    return Failed(evidence=ev, fix_steps=steps)
+        rejected = [line for line, _m in facts.kernel_log.grep(_KEY_REJECTED_RE)[:MAX_EVIDENCE]]
+        ev.extend(evidence(line) for line in rejected)
+    key = facts.dkms_mok_certificate
+    if key is None:
+        return _no_signing_key(facts, ev)
+    ev.append(Evidence("DKMS signing certificate (public key)", key))
+    result, why = facts.mokutil("--test-key", key)
+    enrolled = parse_mokutil_test_key(result.stdout, result.stderr) if result is not None else None
+    if result is not None:
+        ev.append(Evidence(_first_line(result.stdout) or _first_line(result.stderr) or "(no output)",
+                           _output_path(result), 1))
+    if enrolled == "enrolled":
+        details = [f"The DKMS signing key {key} is enrolled, so Secure Boot accepts modules signed with it: "
+                   "the missing signature key is probably not why amdgpu is not loaded. Look at the other Driver "
+                   "checks (amdgpu-not-loaded, firmware-load-failure) and the kernel log."]
+        steps = ["Look for the reason in the kernel messages: `sudo dmesg | grep -iE 'amdgpu|module'`.",
+                 "Try loading it and read the error: `sudo modprobe amdgpu`."]
+        if rejected:
+            details.append("The kernel log still shows a module refused for its signature: this module was "
+                           "signed with another key than the enrolled one (a key made again after enrolling).")
+            steps.insert(0, "Rebuild the module so DKMS signs it with the enrolled key: reinstall amdgpu-dkms "
+                            "(`sudo apt install --reinstall amdgpu-dkms` or `sudo dnf reinstall amdgpu-dkms`), "
+                            "then reboot.")
+        return Failed(evidence=ev, severity=Severity.WARNING, details=" ".join(details), fix_steps=tuple(steps),
+                      title="Secure Boot is on and the DKMS signing key is enrolled, but amdgpu is not loaded")
+    if enrolled == "pending":
+        return Failed(evidence=ev, details=f"The key {key} was imported and waits to be confirmed at the next "
+                      "boot (mokutil --test-key: already in the enrollment request).",
+                      fix_steps=("Reboot; in the blue MokManager screen choose \"Enroll MOK\", \"Continue\", "
+                                 "\"Yes\" and type the password chosen at `mokutil --import`.",
+                                 f"After the reboot `mokutil --test-key {key}` must say it is already enrolled; "
+                                 "check `lsmod | grep amdgpu`."))
+    steps = _enroll_steps(key)
+    if enrolled == "not-enrolled":
+        return Failed(evidence=ev, details=f"mokutil confirms that the DKMS signing key {key} is not enrolled, so "
+                      "the firmware's Secure Boot refuses the module signed with it.", fix_steps=steps)
+    unknown = why or "mokutil --test-key gave output rocmdesk does not recognise"
+    return Failed(evidence=ev, fix_steps=steps,
+                  details=f"Whether the key {key} is enrolled could not be checked ({unknown}): if "
+                          f"`mokutil --test-key {key}` says it is already enrolled, the cause is elsewhere.")
+
+
+def _enroll_steps(key: str) -> tuple[str, ...]:
+    # the user's own steps: rocmdesk never runs mokutil --import (the enrolment needs the console at boot)
+    return (f"Enrol the DKMS signing key: `sudo mokutil --import {key}` and choose a one-time password.",
+            "Reboot; in the blue MokManager screen choose \"Enroll MOK\", \"Continue\", \"Yes\" and type that "
+            "password.",
+            f"After the reboot `mokutil --test-key {key}` must say it is already enrolled; check "
+            "`lsmod | grep amdgpu`.",
+            "Alternative without signing: remove amdgpu-dkms and use the distribution's signed in-tree amdgpu "
+            "driver.")
+
+
+def _no_signing_key(facts: HostFacts, ev: list[Evidence]):
+    """Secure Boot on, amdgpu not loaded, and no DKMS signing certificate anywhere: DKMS never signed it."""
+    candidates = facts.dkms_mok_candidates()
+    setting = facts.dkms_mok_certificate_setting
+    if setting is not None:
+        ev.append(Evidence(f"mok_certificate={setting.text}", setting.path, setting.line))
+    ev.extend(Evidence("does not exist", path) for path in candidates)
+    key = candidates[0] if setting is not None else (UBUNTU_MOK_CERT if facts.distro_family == "debian"
+                                                      else DKMS_MOK_CERT)
+    steps = ("Rebuild amdgpu so DKMS makes a signing key and signs the module: reinstall amdgpu-dkms "
+             "(`sudo apt install --reinstall amdgpu-dkms` or `sudo dnf reinstall amdgpu-dkms`). DKMS 3 creates "
+             f"{DKMS_MOK_CERT} when it is missing; Ubuntu's DKMS uses {UBUNTU_MOK_CERT} "
+             "(`sudo update-secureboot-policy --new-key` makes it).",
+             f"Check that the certificate now exists: `ls -l {key}`.",
+             *_enroll_steps(key))
+    return Failed(evidence=ev, fix_steps=steps,
+                  details="There is no DKMS signing certificate on this system, so DKMS never signed the amdgpu "
+                          "module, and Secure Boot refuses unsigned modules. (DKMS before version 3 does not sign "
+                          "modules at all.)")
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:200]
+
+
+def _output_path(result) -> str:
+    return f"{' '.join(result.argv)} (output)"
 
 
 # -- amdgpu-pro-leftover ------------------------------------------------------------------------------------
