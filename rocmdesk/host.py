@@ -539,6 +539,8 @@ class RecordedRunner(CommandRunner):
 
     @classmethod
     def from_json(cls, data: Mapping) -> RecordedRunner:
+        if not isinstance(data, Mapping):
+            raise ValueError(f"command recordings must be a JSON object, not {type(data).__name__}")
         return cls({k: CommandResult.from_json(v) for k, v in data.items()})
 
     @classmethod
@@ -558,6 +560,6 @@ def runner_for(root: HostRoot) -> CommandRunner:
     if recorded.is_file():
         try:
             return RecordedRunner.load(recorded)
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:  # Recursion: JSON too deep
             log.warning("ignoring unreadable command recordings %s: %s", recorded, exc)
     return RecordedRunner()

@@ -159,3 +159,15 @@ def test_runner_history_is_bounded(monkeypatch):
         recorded.run(["/usr/bin/rocm-smi", "--json"])
     recorded.run(["/usr/bin/amd-smi"])
     assert len(recorded.history) == 5 and recorded.history[-1].error
+
+
+@pytest.mark.parametrize("content", ['[]', '"text"', '{"/usr/bin/rocm-smi": []}', '{"/usr/bin/rocm-smi": {"x": 1}}',
+                                     '[' * 5000])
+def test_garbage_command_recordings_are_ignored(tmp_path, content):
+    # a snapshot is untrusted input: a damaged commands.json means "no recordings", never a crash
+    (tmp_path / "rocmdesk").mkdir()
+    (tmp_path / "rocmdesk" / "commands.json").write_text(content)
+    runner = runner_for(HostRoot(tmp_path))
+    assert isinstance(runner, RecordedRunner)
+    assert runner.recordings == {}
+    assert runner.run(["/usr/bin/rocm-smi"]).error == "not recorded (tool not available)"
