@@ -1081,7 +1081,9 @@ class HostFacts:
         (MOK.priv, mok.key) are never touched, so they can never end up in a support bundle."""
         out = []
         setting = self.dkms_mok_certificate_setting
-        if setting is not None and setting.text.startswith("/"):
+        # a private key named as the certificate (a misconfiguration) is never looked at: not even its name may
+        # pull it into a support bundle
+        if setting is not None and setting.text.startswith("/") and not setting.text.endswith((".key", ".priv")):
             kver = self.kernel_release or ""
             out.append(setting.text.replace("${kernelver}", kver).replace("$kernelver", kver))
         for path in (UBUNTU_MOK_CERT, DKMS_MOK_CERT):

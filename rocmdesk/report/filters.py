@@ -66,6 +66,9 @@ _DENY = (
     "etc/NetworkManager/system-connections*", "etc/wpa_supplicant*", "root*", "var/lib/dbus/machine-id",
     "*/.ssh*", "*/.gnupg*", "*_history", "*/.netrc", "*/.aws*", "*/.git-credentials", "*/.pki*",
     "sys/bus/pci/devices/*/vpd", "sys/devices/*/vpd", "boot/*", "tmp*", "var/tmp*",
+    # module signing private keys (Ubuntu MOK.priv, DKMS mok.key, any *.key): never, even if a check or a
+    # misconfigured mok_certificate= pointed at one
+    "*.priv", "*.key",
 )
 _PROC_SELF_OK = ("proc/self", "proc/self/status", "proc/self/environ")
 _PROC_OK = {"proc", "proc/cmdline", "proc/modules", "proc/version", "proc/sys", "proc/sys/kernel",
