@@ -104,7 +104,9 @@ def open_session(source: Source, settings: Settings, *, sampler_factory: Sampler
                 # fragmented, ~10 MB of it still resident after the trim
                 return iter(pending() if callable(pending) else pending)
 
-            feed.loaded.connect(settle_heap)
+            # not for a feed stopped while loading: its history is dropped, and the collection
+            # would land in whatever the window is doing next
+            feed.loaded.connect(lambda: None if feed.stopped else settle_heap())
             feed.start(preload=take_preload)
         else:
             feed.start()

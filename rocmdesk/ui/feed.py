@@ -138,6 +138,7 @@ class SampleFeed(QtCore.QObject):
         self.sampler_status: Any = None
         self.loading = False
         self._stopped = False
+        self._stop_loading = threading.Event()  # a stopped feed's loader gives up between snapshots
         self._stale_timer = QtCore.QTimer(self)
         self._stale_timer.setInterval(1000)
         self._stale_timer.timeout.connect(self.check_stale)
@@ -171,6 +172,9 @@ class SampleFeed(QtCore.QObject):
                 history = self._empty_history()
                 newest = []
                 for snap in preload():  # may be a generator: 24 h never sit in memory at once
+                    if self._stop_loading.is_set():  # the window moved on (closed, another source)
+                        newest, history = [], None
+                        break
                     history.append_snapshot(snap)
                     newest = [snap]
             except Exception as exc:
@@ -205,8 +209,13 @@ class SampleFeed(QtCore.QObject):
             self.hotplug.callback = self._hotplug.emit
             self.hotplug.start()
 
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
     def stop(self) -> None:
         self._stopped = True
+        self._stop_loading.set()
         self._stale_timer.stop()
         if self.hotplug is not None:
             self.hotplug.stop()

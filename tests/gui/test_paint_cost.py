@@ -92,3 +92,38 @@ def test_preroll_is_streamed_into_history_not_listed(qtbot, open_window, manual_
     assert made == list(range(5))
     # each snapshot is stored before the next one is made: never the whole pre-roll in memory
     assert order[:4] == [("made", 0), ("stored", 0), ("made", 1), ("stored", 1)]
+
+
+def test_a_feed_stopped_while_loading_stops_the_loader(qtbot, open_window, manual_factory, monkeypatch):
+    """Closing the window (or switching source) during a long pre-roll: the loader gives up,
+    the old history is not swapped in, no sampler starts, and the heap is not settled for it."""
+    import threading
+
+    from rocmdesk.ui import app as app_module
+    from tests.gui.conftest import snapshot_with
+
+    backend = FakeBackend(1)
+    info = backend.infos[0]
+    gate, made = threading.Event(), []
+    settled = []
+    monkeypatch.setattr(app_module, "settle_heap", lambda: settled.append(True))
+
+    def preroll():
+        for i in range(10_000):
+            if i == 3:
+                gate.wait(5)  # hold the loader until the feed is stopped
+            made.append(i)
+            yield snapshot_with(make_sample(info, 1000.0 + i, i), t=1000.0 + i)
+
+    source = fake_source(backend)
+    source.preload = preroll
+    session = open_window(source, sampler_factory=manual_factory)
+    feed = session.feed
+    qtbot.waitUntil(lambda: len(made) == 3, timeout=5000)
+    before = feed.history
+    feed.stop()
+    gate.set()
+    qtbot.waitUntil(lambda: not feed.loading, timeout=5000)
+    assert len(made) <= 4  # gave up at the next snapshot, not after all 10 000
+    assert feed.history is before and manual_factory.made == []
+    assert settled == []
