@@ -17,6 +17,9 @@ Indexes (stable, Linux):
   pytorch/test-infra PR #8451 (ROCm 7.1,7.2 -> 7.2,7.14). The rocm7.14 wheels are built on TheRock's
   ``rocm`` wheels instead of bundling ROCm (pytorch/pytorch RFC #191688; ``.ci/docker/manywheel/build.sh``).
 - torchaudio's last release is 2.11.0 (PyTorchKR PRs #102/#119; the 2.12+ commands above omit it).
+- Older indexes (rocm4.0.1, 4.1, 4.2, 5.1.1, 5.2, 5.3, 5.4, 5.4.2, 5.5, 5.6, 5.7): astral-sh/uv
+  ``crates/uv-torch/src/backend.rs`` (TorchBackend, one variant per download.pytorch.org ROCm index). rocmdesk
+  never installs from them; a rollback may put back a version that came from one.
 - ComfyUI's README (Comfy-Org/ComfyUI, late 2026) installs Linux AMD torch from ``whl/rocm7.2``; always
   ``--index-url``, never ``--extra-index-url`` (comfy-cli PR #379: with both, pip picks PyPI's CUDA torch).
 
@@ -47,6 +50,9 @@ BASE_URL = "https://download.pytorch.org/whl/"
 # Stable ROCm indexes on download.pytorch.org that rocmdesk may install from (sources above); oldest first.
 KNOWN_INDEXES: tuple[str, ...] = ("rocm6.0", "rocm6.1", "rocm6.2", "rocm6.2.4", "rocm6.3", "rocm6.4",
                                   "rocm7.0", "rocm7.1", "rocm7.2", "rocm7.14")
+# Indexes that exist but that rocmdesk does not install from (a rollback can still need them); oldest first.
+OLDER_INDEXES: tuple[str, ...] = ("rocm4.0.1", "rocm4.1", "rocm4.2", "rocm5.1.1", "rocm5.2", "rocm5.3", "rocm5.4",
+                                  "rocm5.4.2", "rocm5.5", "rocm5.6", "rocm5.7")
 # The index ComfyUI's README installs from: newest with the bundled ROCm runtime and with torchaudio, which
 # the one-click fix installs (rocm7.14 has torch 2.14 only, and torchaudio stopped at 2.11).
 DEFAULT_INDEX = "rocm7.2"
@@ -69,8 +75,20 @@ MAX_INDEX_FOR_GFX = {
 }
 
 
+# torchaudio's last release (2.11.0) is on rocm7.2; newer indexes have no torchaudio wheel (sources above).
+LAST_TORCHAUDIO_INDEX = "rocm7.2"
+COMPANIONS = ("torchvision", "torchaudio")
+
+
 class NoSuitableIndex(ValueError):
-    """The machine's GPUs need index ranges that do not overlap: no single torch install serves them all."""
+    """The machine's GPUs need index ranges that do not overlap: no single torch install serves them all.
+
+    ``old`` need an index up to ``ceiling``, ``new`` one from ``floor`` on (the caller's steps name both)."""
+
+    def __init__(self, old, ceiling: str, new, floor: str) -> None:
+        self.old, self.ceiling, self.new, self.floor = tuple(old), ceiling, tuple(new), floor
+        super().__init__(f"no PyTorch ROCm index carries code for both {', '.join(self.old)} (up to {ceiling}) "
+                         f"and {', '.join(self.new)} (from {floor}); use one Python environment per GPU")
 
 
 def _key(index: str) -> tuple[int, ...]:
@@ -88,8 +106,7 @@ def _bounds(gfx_targets) -> tuple[str | None, str | None, list[str], list[str]]:
     new = sorted({g for g in gfx_targets if floor is not None and MIN_INDEX_FOR_GFX.get(g) == floor})
     old = sorted({g for g in gfx_targets if ceiling is not None and MAX_INDEX_FOR_GFX.get(g) == ceiling})
     if floor is not None and ceiling is not None and _key(floor) > _key(ceiling):
-        raise NoSuitableIndex(f"no PyTorch ROCm index carries code for both {', '.join(old)} (up to {ceiling}) "
-                              f"and {', '.join(new)} (from {floor}); use one Python environment per GPU")
+        raise NoSuitableIndex(old, ceiling, new, floor)
     return floor, ceiling, new, old
 
 
@@ -106,10 +123,25 @@ def _previous_index(previous_rocm: str | None) -> tuple[str | None, str | None]:
     return previous_rocm, None
 
 
-def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, ...] = ()) -> tuple[str, str]:
+def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, ...] = (),
+                 minimum: tuple[str, str] | None = None) -> tuple[str, str]:
     """(index name, why): keep the ROCm release the env had when that index exists and carries the GPUs'
     targets; otherwise the default index, raised to the GPUs' floor or lowered to their ceiling.
-    Raises NoSuitableIndex when the GPUs need ranges that do not overlap."""
+
+    ``minimum`` is (oldest index, what only it and newer ones have), e.g. a torch release with a fix: the choice
+    is raised to it, never above the GPUs' ceiling. Raises NoSuitableIndex when the GPUs (or the GPUs and
+    ``minimum``) need ranges that do not overlap."""
+    index, why = _choose(previous_rocm, gfx_targets)
+    if minimum is None or _key(index) >= _key(minimum[0]):
+        return index, why
+    need, what = minimum
+    _floor, ceiling, _new, old = _bounds(gfx_targets)
+    if ceiling is not None and _key(need) > _key(ceiling):
+        raise NoSuitableIndex(old, ceiling, [what], need)
+    return need, f"{index} has no {what}; {need} is the first index that does"
+
+
+def _choose(previous_rocm: str | None, gfx_targets) -> tuple[str, str]:
     floor, ceiling, new, old = _bounds(gfx_targets)
     previous, known = _previous_index(previous_rocm)
     if known is not None:
@@ -126,3 +158,41 @@ def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, 
     if ceiling is not None and _key(ceiling) < _key(DEFAULT_INDEX):
         return ceiling, f"{lead}the newest index whose wheels still have kernels for {', '.join(old)}"
     return DEFAULT_INDEX, f"{lead}the stable index ComfyUI's install guide uses"
+
+
+def _index_key(index: str) -> tuple[int, ...] | None:
+    """Version key of ``rocm7.2`` or ``nightly/rocm7.2``; None when the name is not a ROCm index name."""
+    match = re.fullmatch(r"(?:nightly/)?rocm(\d+(?:\.\d+)*)/?", index)
+    return tuple(int(x) for x in match.group(1).split(".")) if match else None
+
+
+def reinstall_packages(installed, index: str) -> tuple[tuple[str, ...], str | None]:
+    """(packages to reinstall, note on one left out): torch, plus torchvision and torchaudio only when the
+    environment already has them (``installed``: its distribution names). torchaudio stopped at 2.11: on rocm7.2
+    pip settles on torch 2.11 for it, and newer indexes have no torchaudio at all, so there it is left out
+    (pip would fail) and the note says what that means."""
+    have = {str(name).lower().replace("_", "-") for name in installed}
+    out = ["torch"]
+    note = None
+    key = _index_key(index)
+    for name in COMPANIONS:
+        if name not in have:
+            continue
+        if name == "torchaudio" and key is not None and key > _key(LAST_TORCHAUDIO_INDEX):
+            note = (f"torchaudio is left out: its last release (2.11) has no wheel on {index}. The torchaudio "
+                    "installed now was built for another torch and will fail to import; if nothing in this "
+                    "environment needs audio, uninstall it (`pip uninstall -y torchaudio`)")
+            continue
+        out.append(name)
+    return tuple(out), note
+
+
+def index_for_rocm_tag(tag: str) -> str | None:
+    """The download.pytorch.org index of a wheel's local tag (``rocm6.2`` -> rocm6.2, ``rocm7.14.0`` -> rocm7.14);
+    None when no such index exists (AMD's own builds carry tags like ``rocm6.2.3`` that no PyTorch index has)."""
+    every = (*OLDER_INDEXES, *KNOWN_INDEXES)
+    if tag in every:
+        return tag
+    if tag.endswith(".0") and tag[:-2] in every:
+        return tag[:-2]
+    return None

@@ -1,7 +1,9 @@
 """User-level fixes in one Python environment, run as the user (never pkexec: the environment is theirs).
 
 - ``pip-reinstall-rocm-torch ENV INDEX_URL``: ``<ENV>/bin/python -m pip install --force-reinstall torch
-  torchvision torchaudio --index-url INDEX_URL`` (a PyTorch ROCm index, never --extra-index-url).
+  [torchvision] [torchaudio] --index-url INDEX_URL`` (a PyTorch ROCm index, never --extra-index-url). The
+  companions come only when the environment already has them (its dist-info folders), and torchaudio never
+  from an index newer than its last release's (torch_index.reinstall_packages, the rule the diagnosis names).
 - ``pip-uninstall-pynvml ENV``: ``<ENV>/bin/python -m pip uninstall -y pynvml nvidia-ml-py``.
 
 Both save ``pip freeze`` first (and again afterwards), stream pip's output line by line, and stop the
@@ -27,11 +29,13 @@ from pathlib import Path
 
 import platformdirs
 
-from rocmdesk.diagnosis.python_envs import interpreter_order
+from rocmdesk.diagnosis.python_envs import interpreter_order, list_packages, site_packages_of
+from rocmdesk.diagnosis.torch_index import index_for_rocm_tag, reinstall_packages
+from rocmdesk.host import HostReadError, HostRoot
 
 log = logging.getLogger(__name__)
 
-PACKAGES = ("torch", "torchvision", "torchaudio")
+PACKAGES = ("torch", "torchvision", "torchaudio")  # the most a reinstall touches
 PYNVML_PACKAGES = ("pynvml", "nvidia-ml-py")
 # PyTorch's ROCm wheel indexes: https://download.pytorch.org/whl/rocmX.Y (stable) and
 # https://download.pytorch.org/whl/nightly/rocmX.Y (nightly), per pytorch.org's install selector.
@@ -39,9 +43,11 @@ INDEX_URL_RE = re.compile(r"https://download\.pytorch\.org/whl/(nightly/)?rocm[0
                           re.ASCII)
 PYTORCH_WHL = "https://download.pytorch.org/whl"
 PYPI_INDEX = "https://pypi.org/simple"
-# Local version tags PyTorch publishes per index: +rocm6.2 (also +rocm5.4.2) -> whl/rocm6.2, +cu121 -> whl/cu121,
-# +cpu -> whl/cpu; a .devYYYYMMDD version lives on the nightly index of the same tag.
-LOCAL_TAG_RE = re.compile(r"rocm[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,2})?|cu[0-9]{2,3}|cpu", re.ASCII)
+# Local version tags PyTorch publishes per index: +rocm6.2 (also +rocm5.4.2) -> whl/rocm6.2, +rocm7.14.0 ->
+# whl/rocm7.14 (only indexes that exist: torch_index.index_for_rocm_tag), +cu121 -> whl/cu121, +cpu -> whl/cpu; a
+# .devYYYYMMDD version lives on the nightly index of the same tag.
+ROCM_TAG_RE = re.compile(r"rocm[0-9]{1,2}(?:\.[0-9]{1,5}){1,2}", re.ASCII)
+LOCAL_TAG_RE = re.compile(r"cu[0-9]{2,3}|cpu", re.ASCII)
 FREEZE_LINE_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)", re.ASCII)
 FREEZE_TIMEOUT_S = 120.0
 
@@ -110,15 +116,24 @@ class PipReinstall(_PipPlan):
     env: Path
     index_url: str
     python: Path
+    packages: tuple[str, ...] = ("torch",)
+    note: str | None = None  # a companion left out, and what that means
 
     title = "Reinstall PyTorch for ROCm"
     run_label = "Reinstall"
-    touched = PACKAGES
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return self.packages
 
     @property
     def argv(self) -> list[str]:
-        return [str(self.python), "-m", "pip", "install", "--force-reinstall", *PACKAGES,
+        return [str(self.python), "-m", "pip", "install", "--force-reinstall", *self.packages,
                 "--index-url", self.index_url]
+
+    def describe(self) -> str:
+        text = _PipPlan.describe(self)
+        return f"{text}\nNote: {self.note}." if self.note else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +164,26 @@ def plan_pip_reinstall(env: str | os.PathLike[str], index_url: str) -> PipReinst
     if not INDEX_URL_RE.fullmatch(index_url):
         raise PipFixError(f"not a PyTorch ROCm wheel index: {index_url!r}")
     env_path, python = _find_python(env)
-    return PipReinstall(env_path, index_url, python)
+    packages, note = reinstall_packages(installed_packages(env_path), index_name(index_url))
+    return PipReinstall(env_path, index_url, python, packages, note)
+
+
+def index_name(index_url: str) -> str:
+    """``rocm7.2`` or ``nightly/rocm6.3`` of an accepted index URL."""
+    return index_url.removeprefix(PYTORCH_WHL + "/").rstrip("/")
+
+
+def installed_packages(env_path: Path) -> set[str]:
+    """Normalized names of the distributions in the environment's site-packages (dist-info folders), read the
+    way the diagnosis reads them; an unreadable folder counts as empty (then only torch is reinstalled)."""
+    root = HostRoot("/")
+    names: set[str] = set()
+    try:
+        for site in site_packages_of(root, str(env_path)):
+            names |= set(list_packages(root, site))
+    except (HostReadError, OSError) as exc:
+        log.warning("cannot list the packages of %s: %s", env_path, exc)
+    return names
 
 
 # -- rollback ---------------------------------------------------------------------------------------------
@@ -171,14 +205,29 @@ def parse_freeze(text: str) -> dict[str, tuple[str, str]]:
 
 
 def index_for_version(version: str) -> str | None:
-    """The index a version can be installed from again, by its local tag; None when no known index has it."""
+    """The index a version can be installed from again, by its local tag; None when no index that exists has it
+    (``no_index_reason`` says why): a rollback pins the exact version, which no other index serves."""
     public, plus, local = version.partition("+")
     if not plus:
         return PYPI_INDEX
-    if not LOCAL_TAG_RE.fullmatch(local):
+    if ROCM_TAG_RE.fullmatch(local):
+        index = index_for_rocm_tag(local)
+        if index is None:
+            return None
+    elif LOCAL_TAG_RE.fullmatch(local):
+        index = local
+    else:
         return None
     nightly = "nightly/" if ".dev" in public else ""
-    return f"{PYTORCH_WHL}/{nightly}{local}"
+    return f"{PYTORCH_WHL}/{nightly}{index}"
+
+
+def no_index_reason(version: str) -> str:
+    local = version.partition("+")[2]
+    if ROCM_TAG_RE.fullmatch(local):
+        return (f"there is no PyTorch index whl/{local} (a build for ROCm {local[4:]} from elsewhere, e.g. AMD's "
+                "repo.radeon.com), and no other index has this exact version")
+    return f"no known index for the tag +{local}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +291,7 @@ def plan_rollback(python: Path, before: str, after: str | None, touched: tuple[s
         name, version = old[key]
         index = index_for_version(version)
         if index is None:
-            skipped.append(f"{name}=={version}: no known index for the tag +{version.partition('+')[2]}")
+            skipped.append(f"{name}=={version}: {no_index_reason(version)}")
             continue
         groups.setdefault(index, []).append(f"{name}=={version}")
     steps = [RollbackStep(index, tuple(pins)) for index, pins in

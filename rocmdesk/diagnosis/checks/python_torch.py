@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.diagnosis.python_envs import ComfyInstall, Discovery, Line, PythonEnv, machine_gpus
-from rocmdesk.diagnosis.torch_index import DEFAULT_INDEX, choose_index, index_url
+from rocmdesk.diagnosis.torch_index import NoSuitableIndex, choose_index, index_url, reinstall_packages
 from rocmdesk.host import HostReadError
 
 try:  # Python 3.11+
@@ -91,7 +91,28 @@ def pip_command(env: PythonEnv, args: str) -> str:
 
 
 def reinstall_command(env: PythonEnv, index: str) -> str:
-    return pip_command(env, f"install --force-reinstall torch torchvision torchaudio --index-url {index_url(index)}")
+    """The same packages the one-click fix installs (torch_index.reinstall_packages: companions only when present)."""
+    packages, _note = reinstall_packages(env.packages, index)
+    return pip_command(env, f"install --force-reinstall {' '.join(packages)} --index-url {index_url(index)}")
+
+
+def _companion_note(env: PythonEnv, index: str) -> str | None:
+    return reinstall_packages(env.packages, index)[1]
+
+
+def _conflict_steps(env: PythonEnv, conflict: NoSuitableIndex) -> tuple[str, ...]:
+    """Manual steps when no single index serves every GPU: one environment per GPU (group)."""
+    old, new = ", ".join(conflict.old), ", ".join(conflict.new)
+    return tuple(filter(None, (
+        no_interpreter_step(env),
+        f"Decide which GPU this environment is for. For {old}: "
+        f"`{reinstall_command(env, conflict.ceiling)}`. For {new}: `{reinstall_command(env, conflict.floor)}`.",
+        "For the other GPU, make a second environment (`python3 -m venv <folder>`) and install torch there from "
+        "its index with the same command, run with that environment's python.",
+        "Start each program with only its GPU visible: `ROCR_VISIBLE_DEVICES=N`, N being that GPU's place among "
+        "the GPU agents rocminfo lists (from 0); otherwise torch meets the GPU its wheel has no code for.",
+        "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA build.",
+    )))
 
 
 def no_interpreter_step(env: PythonEnv) -> str | None:
@@ -137,14 +158,33 @@ def torch_wheel_mismatch(ctx):
             label = f"ROCm {info.rocm_version}" if info.build == "rocm" and info.rocm_version else info.build
             outcomes.append(Passed(f"{env.path}: torch {info.version or '?'} ({label})"))
             continue
-        index, why = choose_index(_previous_rocm(env), gpus.gfx_targets)
         kind = "a CUDA build" if info.build == "cuda" else "a CPU-only build"
         symptom = ("`RuntimeError: Found no NVIDIA driver on your system.`" if info.build == "cuda"
                    else "`AssertionError: Torch not compiled with CUDA enabled`")
         details = (f"torch {info.version or '?'} in {env.path} is {kind} ({info.decided_by}). On this AMD "
-                   f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} "
-                   "Reinstall from PyTorch's ROCm index "
-                   f"({index}: {why}).")
+                   f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} ")
+        title = f"PyTorch is {kind}, not a ROCm build"
+        try:
+            index, why = choose_index(_previous_rocm(env), gpus.gfx_targets)
+        except NoSuitableIndex as conflict:
+            # no index serves every GPU: a one-click reinstall would leave one of them without code
+            details += (f"No single PyTorch ROCm index serves this machine's GPUs: {', '.join(conflict.old)} "
+                        f"need {conflict.ceiling} or older, {', '.join(conflict.new)} need {conflict.floor} or "
+                        "newer. So rocmdesk offers no one-click fix: decide which GPU this environment is for, "
+                        "and give the other GPU its own environment.")
+            steps = _conflict_steps(env, conflict)
+            if env.kind == "system":
+                steps = ("This torch is installed in the system Python; create one virtual environment per GPU and "
+                         f"install torch there with --index-url: from {index_url(conflict.ceiling)} for "
+                         f"{', '.join(conflict.old)}, from {index_url(conflict.floor)} for {', '.join(conflict.new)}.",
+                         steps[-2])
+            outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details,
+                                   title=title, fix=Fix("pip-reinstall-rocm-torch", False, steps, None)))
+            continue
+        details += f"Reinstall from PyTorch's ROCm index ({index}: {why})."
+        note = _companion_note(env, index)
+        if note:
+            details += f" {note}."
         steps = tuple(filter(None, (
             no_interpreter_step(env),
             f"`{reinstall_command(env, index)}`",
@@ -160,7 +200,6 @@ def torch_wheel_mismatch(ctx):
         fix = Fix("pip-reinstall-rocm-torch", False, steps,
                   _user_fix_action(env, ("pip-reinstall-rocm-torch", env.path, index_url(index))))
         # the subject names the environment; the title does not repeat it (renderers show both)
-        title = f"PyTorch is {kind}, not a ROCm build"
         outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details, title=title,
                                fix=fix))
     return outcomes
@@ -256,7 +295,24 @@ def _node_requirements(ctx, node: str) -> list[tuple[str, int, str]]:
     return out
 
 
+def _newer_torch_step(env: PythonEnv, gfx_targets) -> str:
+    """Where a newer torch comes from: the index for the env's ROCm release and this machine's GPUs."""
+    assert env.torch is not None
+    try:
+        index, _why = choose_index(env.torch.rocm_version, gfx_targets)
+    except NoSuitableIndex as conflict:
+        return (f"If the node really needs a newer torch: no single PyTorch ROCm index serves this machine's GPUs "
+                f"({conflict}), so install it from {index_url(conflict.ceiling)} for {', '.join(conflict.old)} or "
+                f"from {index_url(conflict.floor)} for {', '.join(conflict.new)}, in the environment that GPU uses.")
+    packages, note = reinstall_packages(env.packages, index)
+    command = pip_command(env, f"install --force-reinstall 'torch>=<version>' {' '.join(packages[1:])} "
+                               f"--index-url {index_url(index)}".replace("  ", " "))
+    return ("If the node really needs a newer torch, install that version from PyTorch's ROCm index instead: "
+            f"`{command}`." + (f" {note}." if note else ""))
+
+
 def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
+    gfx_targets = machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets
     env = comfy.env
     assert env is not None and env.torch is not None
     torch_version = env.torch.version
@@ -285,8 +341,6 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
         node_name = node.rsplit("/", 1)[-1]
         constraints = [f"torch=={torch_version}"] + [f"{n}=={v}" for n in ("torchvision", "torchaudio")
                                                      if (v := env.version_of(n))]
-        newer = ("install --force-reinstall 'torch>=<version>' torchvision torchaudio "
-                 f"--index-url {index_url(choose_index(env.torch.rocm_version)[0])}")
         steps = tuple(filter(None, (
             f"Do not run `pip install -r` on {node_name}'s requirements as they are: pip would replace the ROCm "
             "torch. Leave the node's files unchanged.",
@@ -295,8 +349,7 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
             "Install the node's requirements under it: "
             f"`{pip_command(env, f'install -r {node}/requirements.txt -c ~/rocm-torch-constraints.txt')}` "
             "(pip then refuses instead of swapping torch).",
-            "If the node really needs a newer torch, install that version from PyTorch's ROCm index instead: "
-            f"`{pip_command(env, newer)}`.")))
+            _newer_torch_step(env, gfx_targets))))
         evidence.append(Evidence(f"installed: torch {torch_version} ({env.torch.decided_by})",
                                  env.torch.metadata or env.torch.site_packages))
         findings.append(Failed(evidence=evidence, subject=node,
@@ -372,6 +425,24 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
     return ("error", f"this environment's torch {version} predates that fix")
 
 
+# rocm6.0's newest torch is 2.4.1 (2.3.x and 2.4.x only); rocm6.1 and later indexes carry 2.5+ (torch_index sources).
+FIXED_TORCH = ("rocm6.1", "torch 2.5 or newer (with the pynvml fix)")
+
+
+def _upgrade_step(env: PythonEnv, gfx_targets) -> str:
+    """Upgrade torch from an index with the fix that still carries this machine's GPUs (torch_index decides)."""
+    assert env.torch is not None
+    try:
+        index, _why = choose_index(env.torch.rocm_version, gfx_targets, minimum=FIXED_TORCH)
+    except NoSuitableIndex as conflict:
+        return (f"Upgrading torch is no way out here ({conflict}): uninstall pynvml, or give each GPU its own "
+                "environment.")
+    packages, note = reinstall_packages(env.packages, index)
+    command = pip_command(env, f"install --upgrade {' '.join(packages)} --index-url {index_url(index)}")
+    return (f"Or, if a custom node needs pynvml, upgrade torch from the ROCm index instead: `{command}`."
+            + (f" {note}." if note else ""))
+
+
 def _pynvml_dists(env: PythonEnv) -> list[tuple[str, str, str]]:
     out = []
     for name in ("pynvml", "nvidia-ml-py", "nvidia-ml-py3"):
@@ -421,15 +492,10 @@ def pynvml_breaks_rocm_torch(ctx):
             evidence.append(_ev(info.metadata_version_line))
         evidence += _pynvml_requirers(ctx, env)
         names = " ".join(name for name, _v, _p in dists)
-        index, _why = choose_index(info.rocm_version, machine_gpus(ctx.root, ctx.facts).gfx_targets)
-        if index == "rocm6.0":  # that index's newest torch may predate 2.5; rocm6.1 onwards hold 2.5+/2.6
-            index = DEFAULT_INDEX
         steps = tuple(filter(None, (
             no_interpreter_step(env),
             f"Uninstall it from this environment: `{pip_command(env, 'uninstall -y ' + names)}`.",
-            "Or, if a custom node needs pynvml, upgrade torch from the ROCm index instead: "
-            f"`{pip_command(env, 'install --upgrade torch torchvision torchaudio --index-url ' + index_url(index))}`."
-        )))
+            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets))))
         outcomes.append(Failed(
             evidence=evidence, subject=env.path, severity=Severity(severity),
             details=f"{words[0].upper()}{words[1:]}.",

@@ -283,3 +283,138 @@ def test_cuda_wheel_finding_says_why_once_and_punctuates_the_error(tmp_path):
     assert ".`." not in finding.explanation
     assert not any(e.text.startswith("decided by") for e in finding.evidence)
     assert any(e.path.endswith("torch/version.py") for e in finding.evidence)
+
+
+# -- the index and packages each step names: GPU limits, conflicts, companions ------------------------
+
+
+def two_gpus(root, *packed):
+    amd_machine(root, gfx=packed[0])
+    for node, value in enumerate(packed[1:], start=2):
+        write(root / f"sys/class/kfd/kfd/topology/nodes/{node}/properties", f"gfx_target_version {value}\n")
+
+
+def test_gpus_without_a_common_index_get_a_finding_with_manual_steps(tmp_path):
+    two_gpus(tmp_path, 90006, 110003)  # MI50 (up to rocm6.3) + Radeon 780M (from rocm7.14)
+    make_comfyui(tmp_path, COMFY, "cuda")
+    result = run(MISMATCH, tmp_path)
+    assert result.status is Status.FAIL  # not an engine error
+    (finding,) = result.findings
+    assert finding.fix.action is None and finding.fix.privileged is False
+    assert "gfx906 need rocm6.3 or older, gfx1103 need rocm7.14 or newer" in finding.explanation
+    assert "no one-click fix" in finding.explanation
+    steps = " ".join(finding.fix.steps)
+    assert "--index-url https://download.pytorch.org/whl/rocm6.3" in steps
+    assert "--index-url https://download.pytorch.org/whl/rocm7.14" in steps
+    assert "ROCR_VISIBLE_DEVICES" in steps and "--extra-index-url https" not in steps
+    # torchaudio has no rocm7.14 wheel: that command leaves it out, the rocm6.3 one keeps it
+    (choice,) = [s for s in finding.fix.steps if s.startswith("Decide")]
+    assert "torch torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm6.3" in choice
+    assert "torch torchvision --index-url https://download.pytorch.org/whl/rocm7.14" in choice
+
+
+def test_conflict_in_the_system_python_names_both_indexes(tmp_path):
+    import os
+
+    from tests.support.python_envs import add_gpu_process, install_torch
+
+    two_gpus(tmp_path, 90006, 110003)
+    write(tmp_path / "usr/bin/python3.11", b"\x7fELF")
+    os.symlink("python3.11", tmp_path / "usr/bin/python3")
+    install_torch(tmp_path / "usr/lib/python3.11/site-packages", "cpu")
+    add_gpu_process(tmp_path, 7200, "/usr/bin/python3.11", ["/usr/bin/python3", "x.py"])
+    (finding,) = [f for f in run(MISMATCH, tmp_path).findings if f.subject == "/usr"]
+    steps = " ".join(finding.fix.steps)
+    assert "system Python" in steps
+    assert "whl/rocm6.3 for gfx906" in steps and "whl/rocm7.14 for gfx1103" in steps
+    assert finding.fix.action is None
+
+
+@pytest.mark.parametrize(("companions", "command"), [
+    ({}, "install --force-reinstall torch --index-url"),
+    ({"torchvision": "0.20.1+cpu"}, "install --force-reinstall torch torchvision --index-url"),
+    ({"torchaudio": "2.5.1+cpu"}, "install --force-reinstall torch torchaudio --index-url"),
+])
+def test_reinstall_names_only_the_companions_the_env_has(tmp_path, companions, command):
+    amd_machine(tmp_path)
+    make_venv(tmp_path, "home/alice/v", "cpu", companions=False, packages=companions)
+    finding = run(MISMATCH, tmp_path).findings[0]
+    (step,) = [s for s in finding.fix.steps if "--force-reinstall" in s]
+    assert command in step
+
+
+def test_torchaudio_is_left_out_where_the_index_has_none(tmp_path):
+    amd_machine(tmp_path, gfx=110003)  # only rocm7.14 carries gfx1103
+    make_venv(tmp_path, "home/alice/v", "cpu")  # with torchvision and torchaudio
+    finding = run(MISMATCH, tmp_path).findings[0]
+    assert finding.fix.action[2].endswith("/rocm7.14")
+    (step,) = [s for s in finding.fix.steps if "--force-reinstall" in s]
+    assert "torch torchvision --index-url https://download.pytorch.org/whl/rocm7.14" in step
+    assert "torchaudio is left out" in finding.explanation and "pip uninstall -y torchaudio" in finding.explanation
+
+
+def test_pinned_node_step_uses_the_gpus_index(tmp_path):
+    amd_machine(tmp_path, gfx=120001)  # RDNA4: rocm6.4 or newer, env has rocm6.2
+    make_comfyui(tmp_path, COMFY, "rocm", nodes={"n": {"requirements.txt": "torch>=2.6\n"}})
+    steps = run(PINNED, tmp_path).findings[0].fix.steps
+    (newer,) = [s for s in steps if "really needs a newer torch" in s]
+    assert "--index-url https://download.pytorch.org/whl/rocm6.4" in newer
+    assert "'torch>=<version>' torchvision torchaudio --index-url" in newer
+
+
+def test_pinned_node_step_with_conflicting_gpus_names_both(tmp_path):
+    two_gpus(tmp_path, 90006, 110003)
+    make_comfyui(tmp_path, COMFY, "rocm", nodes={"n": {"requirements.txt": "torch>=2.6\n"}})
+    result = run(PINNED, tmp_path)
+    assert result.status is Status.FAIL
+    (newer,) = [s for s in result.findings[0].fix.steps if "really needs a newer torch" in s]
+    assert "whl/rocm6.3 for gfx906" in newer and "whl/rocm7.14 for gfx1103" in newer
+
+
+@pytest.mark.parametrize(("gfx", "version", "index"), [
+    (90006, "2.4.1+rocm6.0", "rocm6.1"),  # rocm6.0 has no 2.5; gfx906 stops at rocm6.3: the next one, not rocm7.2
+    (110000, "2.4.1+rocm6.0", "rocm6.1"),
+    (90006, "2.4.1+rocm6.1", "rocm6.1"),
+    (110003, "2.4.1+rocm6.1", "rocm7.14"),  # the GPU's floor
+])
+def test_pynvml_upgrade_index_respects_the_gpus(tmp_path, gfx, version, index):
+    amd_machine(tmp_path, gfx=gfx)
+    make_venv(tmp_path, "home/alice/v", "rocm", version=version, packages={"pynvml": "11.5.3"})
+    finding = run(PYNVML, tmp_path).findings[0]
+    (upgrade,) = [s for s in finding.fix.steps if "--upgrade" in s]
+    assert upgrade.count("--index-url") == 1
+    assert f"--index-url https://download.pytorch.org/whl/{index}`" in upgrade
+
+
+def test_pynvml_upgrade_with_conflicting_gpus_keeps_the_uninstall(tmp_path):
+    two_gpus(tmp_path, 90006, 110003)
+    make_venv(tmp_path, "home/alice/v", "rocm", version="2.4.1+rocm6.1", packages={"pynvml": "11.5.3"})
+    result = run(PYNVML, tmp_path)
+    assert result.status is Status.FAIL
+    finding = result.findings[0]
+    assert finding.fix.action == ("pip-uninstall-pynvml", "/home/alice/v")
+    assert any("Upgrading torch is no way out here" in s for s in finding.fix.steps)
+    assert not any("--upgrade" in s for s in finding.fix.steps)
+
+
+def test_yaml_steps_name_no_stale_index():
+    """The YAML steps are the fallback text: they may name only the default index (or none); the findings carry
+    the index torch_index chose."""
+    import re
+
+    for check_id in (MISMATCH, PINNED, PYNVML):
+        steps = " ".join(load_metadata()[check_id]["fix"]["steps"])
+        named = set(re.findall(r"whl/(?:nightly/)?(rocm[0-9][0-9.]*[0-9])", steps))
+        assert named <= {torch_index.DEFAULT_INDEX}, (check_id, named)
+
+
+def test_every_mismatch_finding_has_its_own_steps(tmp_path):
+    """So the engine never falls back to the YAML steps for them."""
+    two_gpus(tmp_path, 90006, 110003)
+    make_venv(tmp_path, "home/alice/a", "cpu")
+    other = tmp_path / "b"
+    amd_machine(other)
+    make_venv(other, "home/alice/b", "cuda")
+    for root in (tmp_path, other):
+        for finding in run(MISMATCH, root).findings:
+            assert finding.fix.steps and not any("whl/<index>" in s for s in finding.fix.steps)

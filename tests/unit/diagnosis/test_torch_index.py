@@ -81,6 +81,57 @@ def test_gpus_without_a_common_index_are_refused():
     assert issubclass(ti.NoSuitableIndex, ValueError)
 
 
+def test_a_refusal_names_both_sides():
+    with pytest.raises(ti.NoSuitableIndex) as info:
+        ti.choose_index("7.2", ["gfx1103", "gfx900", "gfx906"])
+    assert (info.value.old, info.value.ceiling, info.value.new, info.value.floor) == (
+        ("gfx900", "gfx906"), "rocm6.3", ("gfx1103",), "rocm7.14")
+
+
+@pytest.mark.parametrize(("previous", "gfx", "index"), [
+    ("6.0", [], "rocm6.1"), ("6.0", ["gfx906"], "rocm6.1"), ("6.1", ["gfx906"], "rocm6.1"),
+    ("6.0", ["gfx1201"], "rocm6.4"), (None, [], "rocm7.2"), ("7.14", [], "rocm7.14"), ("5.7", ["gfx900"], "rocm6.3"),
+])
+def test_a_minimum_raises_the_choice_within_the_gpus_limits(previous, gfx, index):
+    chosen, why = ti.choose_index(previous, gfx, minimum=("rocm6.1", "torch 2.5"))
+    assert chosen == index and why
+
+
+def test_a_minimum_says_why_and_is_refused_above_the_ceiling():
+    assert ti.choose_index("6.0", [], minimum=("rocm6.1", "torch 2.5"))[1] == (
+        "rocm6.0 has no torch 2.5; rocm6.1 is the first index that does")
+    with pytest.raises(ti.NoSuitableIndex, match=r"gfx906 \(up to rocm6\.3\) and torch 2\.14 \(from rocm7\.14\)"):
+        ti.choose_index("6.0", ["gfx906"], minimum=("rocm7.14", "torch 2.14"))
+
+
+@pytest.mark.parametrize(("installed", "index", "packages", "dropped"), [
+    ([], "rocm7.2", ("torch",), False),
+    (["torch"], "rocm6.3", ("torch",), False),
+    (["torch", "torchvision"], "rocm7.14", ("torch", "torchvision"), False),
+    (["torch", "torchaudio", "torchvision"], "rocm7.2", ("torch", "torchvision", "torchaudio"), False),
+    (["TorchAudio"], "rocm6.0", ("torch", "torchaudio"), False),
+    (["torchaudio", "torchvision"], "rocm7.14", ("torch", "torchvision"), True),
+    (["torchaudio"], "nightly/rocm7.14", ("torch",), True),
+    (["torchaudio"], "not-an-index", ("torch", "torchaudio"), False),  # unknown: no rule to apply
+    ({"torchaudio": ("2.5.1", "/x")}, "rocm7.14", ("torch",), True),  # env.packages is a mapping
+])
+def test_reinstall_packages(installed, index, packages, dropped):
+    got, note = ti.reinstall_packages(installed, index)
+    assert got == packages
+    assert (note is not None) is dropped
+    if dropped:
+        assert "torchaudio is left out" in note and index in note
+
+
+@pytest.mark.parametrize(("tag", "index"), [
+    ("rocm6.2", "rocm6.2"), ("rocm6.2.4", "rocm6.2.4"), ("rocm7.14.0", "rocm7.14"), ("rocm7.2.0", "rocm7.2"),
+    ("rocm5.4.2", "rocm5.4.2"), ("rocm4.0.1", "rocm4.0.1"), ("rocm6.0", "rocm6.0"),
+    ("rocm6.2.3", None), ("rocm7.3", None), ("rocm6.2.41133", None), ("rocm5.0", None), ("rocm", None), ("", None),
+])
+def test_index_for_rocm_tag(tag, index):
+    assert ti.index_for_rocm_tag(tag) == index
+
+
 def test_unknown_targets_set_no_bound():
     assert ti.choose_index("6.0", ["gfx1030", "gfx90a", "gfx942", "gfx9999", ""])[0] == "rocm6.0"
 
@@ -122,4 +173,6 @@ def test_a_new_target_gets_its_first_index_in_the_fix(tmp_path):
 
 def test_gpus_without_a_common_index_get_no_one_click_index(tmp_path):
     result = _mismatch(tmp_path, [90006, 110003])
+    assert result.status.value == "fail" and len(result.findings) == 1  # a finding, not an engine error
     assert _offered_urls(result) == []
+    assert result.findings[0].fix.action is None and result.findings[0].fix.steps

@@ -15,11 +15,16 @@ from rocmdesk.fixes.tuning_profiles import GpuTuning, ProfileError, TuningProfil
 INDEX = "https://download.pytorch.org/whl/rocm6.2"
 
 
-def fake_env(tmp_path, script_body: str):
-    """A venv whose bin/python is a script standing in for pip (records argv, prints lines)."""
+def fake_env(tmp_path, script_body: str, installed: dict[str, str] | None = None):
+    """A venv whose bin/python is a script standing in for pip (records argv, prints lines); ``installed``
+    becomes dist-info folders in its site-packages (what the plan reads to pick the packages)."""
     env = tmp_path / "venv"
     (env / "bin").mkdir(parents=True)
     (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    site = env / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    for name, version in (installed or {}).items():
+        (site / f"{name.replace('-', '_')}-{version}.dist-info").mkdir()
     python = env / "bin" / "python3"
     python.write_text(f"#!{sys.executable}\nimport sys, time\n{script_body}\n")
     python.chmod(0o755)
@@ -27,11 +32,12 @@ def fake_env(tmp_path, script_body: str):
 
 
 def test_plan_checks_env_and_index(tmp_path):
-    env = fake_env(tmp_path, "pass")
+    env = fake_env(tmp_path, "pass", {"torch": "2.4.0+cu121", "torchvision": "0.19.0+cu121",
+                                      "torchaudio": "2.4.0+cu121"})
     plan = pip_fix.plan_pip_reinstall(env, INDEX)
     assert plan.argv == [str(env / "bin/python3"), "-m", "pip", "install", "--force-reinstall", "torch", "torchvision",
                          "torchaudio", "--index-url", INDEX]
-    assert "no administrator password" in plan.describe()
+    assert "no administrator password" in plan.describe() and " ".join(plan.argv) in plan.describe()
     for bad_index in ("https://evil.example/whl/rocm6.2", "http://download.pytorch.org/whl/rocm6.2",
                       "https://download.pytorch.org/whl/cu121", INDEX + " --pre"):
         with pytest.raises(pip_fix.PipFixError, match="not a PyTorch ROCm wheel index"):
@@ -146,9 +152,10 @@ elif command == "uninstall":
 elif command == "install":
     index = args[args.index("--index-url") + 1]
     pins = [a for a in args if "==" in a]
-    if not pins:  # the ROCm reinstall
-        state.update({"torch": "2.5.1+rocm6.2", "torchvision": "0.20.1+rocm6.2", "torchaudio": "2.5.1+rocm6.2",
-                      "numpy": "2.1.2", "pytorch-triton-rocm": "3.1.0"})
+    if not pins:  # the ROCm reinstall: the packages named, plus their dependencies
+        new = {"torch": "2.5.1+rocm6.2", "torchvision": "0.20.1+rocm6.2", "torchaudio": "2.5.1+rocm6.2"}
+        state.update({k: v for k, v in new.items() if k in args})
+        state.update({"numpy": "2.1.2", "pytorch-triton-rocm": "3.1.0"})
     for pin in pins:
         name, version = pin.split("==")
         tag = version.partition("+")[2]
@@ -167,7 +174,7 @@ BEFORE = {"torch": "2.4.0+cu121", "torchvision": "0.19.0+cu121", "torchaudio": "
 def pip_env(tmp_path, packages=None):
     import json
 
-    env = fake_env(tmp_path, FAKE_PIP)
+    env = fake_env(tmp_path, FAKE_PIP, packages or BEFORE)
     (env / "state.json").write_text(json.dumps(packages or BEFORE))
     return env
 
@@ -283,3 +290,77 @@ def test_rollback_stops_at_the_first_failure(tmp_path):
                                                     pip_fix.RollbackStep(pypi, ("numpy==1.0",))])
     assert pip_fix.RollbackRun(bad).run() == 1
     assert [c["argv"][-1] for c in calls(env)] == ["torch==2.4.0+cu121"], "the second step never ran"
+
+
+# -- which packages the reinstall names: only what the environment has; torchaudio never past its last index ----
+
+
+ROCM714 = "https://download.pytorch.org/whl/rocm7.14"
+
+
+@pytest.mark.parametrize(("installed", "index", "packages"), [
+    ({}, INDEX, ["torch"]),
+    ({"torch": "2.5.1+cpu"}, INDEX, ["torch"]),
+    ({"torch": "2.5.1+cpu", "torchvision": "0.20.1+cpu"}, INDEX, ["torch", "torchvision"]),
+    ({"torch": "2.5.1+cpu", "torchaudio": "2.5.1+cpu"}, INDEX, ["torch", "torchaudio"]),
+    ({"torch": "2.5.1", "torchvision": "0.20.1", "torchaudio": "2.5.1"}, ROCM714, ["torch", "torchvision"]),
+    ({"torchaudio": "2.5.1"}, "https://download.pytorch.org/whl/nightly/rocm7.14", ["torch"]),
+    ({"torchaudio": "2.5.1"}, "https://download.pytorch.org/whl/rocm7.2", ["torch", "torchaudio"]),
+])
+def test_the_plan_reinstalls_only_what_the_env_has(tmp_path, installed, index, packages):
+    env = fake_env(tmp_path, "pass", installed)
+    plan = pip_fix.plan_pip_reinstall(env, index)
+    assert plan.argv[5:] == [*packages, "--index-url", index]
+    assert plan.touched == tuple(packages)
+    preview = plan.describe()
+    assert " ".join(plan.argv) in preview  # the preview shows exactly the command
+    left_out = "torchaudio" in installed and "torchaudio" not in packages
+    assert ("torchaudio is left out" in preview) is left_out
+
+
+def test_the_plan_and_the_diagnosis_name_the_same_packages(tmp_path):
+    """The command in the finding's steps and the one-click plan come from one rule (torch_index)."""
+    from rocmdesk.diagnosis import torch_index
+
+    env = fake_env(tmp_path, "pass", {"torch": "2.5.1", "torchaudio": "2.5.1"})
+    for name in ("rocm6.3", "rocm7.2", "rocm7.14"):
+        plan = pip_fix.plan_pip_reinstall(env, torch_index.index_url(name))
+        assert plan.packages == torch_index.reinstall_packages({"torch", "torchaudio"}, name)[0]
+
+
+def test_unreadable_or_missing_site_packages_reinstalls_only_torch(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    env = fake_env(tmp_path, "pass", {"torchvision": "0.20.1"})
+    real_listdir = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda p: (_ for _ in ()).throw(PermissionError(13, "denied", p))
+                        if str(p).endswith("site-packages") else real_listdir(p))
+    assert pip_fix.plan_pip_reinstall(env, INDEX).packages == ("torch",)  # EACCES: nothing proven present
+    monkeypatch.undo()
+    assert pip_fix.plan_pip_reinstall(env, INDEX).packages == ("torch", "torchvision")
+    shutil.rmtree(env / "lib")
+    assert pip_fix.plan_pip_reinstall(env, INDEX).packages == ("torch",)
+
+
+@pytest.mark.parametrize(("version", "index"), [
+    ("2.14.0+rocm7.14.0", "https://download.pytorch.org/whl/rocm7.14"),
+    ("2.12.0+rocm7.2", "https://download.pytorch.org/whl/rocm7.2"),
+    ("2.6.0+rocm6.2.4", "https://download.pytorch.org/whl/rocm6.2.4"),
+    ("2.3.0+rocm6.2.3", None),  # AMD's repo.radeon.com build: whl/rocm6.2.3 does not exist
+    ("2.4.0+rocm6.5", None), ("2.4.0+rocm7.3.0", None), ("2.0.0+rocm5.0", None),
+])
+def test_rocm_tags_map_only_to_indexes_that_exist(version, index):
+    assert pip_fix.index_for_version(version) == index
+
+
+def test_a_version_from_no_index_is_left_for_the_user_with_the_reason():
+    before = "torch==2.3.0+rocm6.2.3\ntorchvision==0.18.0+rocm6.2.3\nnumpy==1.26.4\n"
+    after = "torch==2.5.1+rocm6.2\nnumpy==1.26.4\n"
+    plan = pip_fix.plan_rollback(Path("/v/bin/python"), before, after, ("torch",))
+    assert plan.steps == []  # nothing pinned to an index that cannot serve it
+    assert plan.skipped == [
+        f"{name}: there is no PyTorch index whl/rocm6.2.3 (a build for ROCm 6.2.3 from elsewhere, e.g. AMD's "
+        "repo.radeon.com), and no other index has this exact version"
+        for name in ("torch==2.3.0+rocm6.2.3", "torchvision==0.18.0+rocm6.2.3")]
+    assert "reinstall by hand" in plan.describe()
