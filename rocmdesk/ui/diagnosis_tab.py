@@ -461,7 +461,8 @@ class DiagnosisTab(QtWidgets.QWidget):
         parts = [f"{len(self.report.results)} checks", f"{statuses['pass']} passed", f"{statuses['skip']} skipped"]
         if statuses["error"]:
             parts.append(f"{statuses['error']} could not run")
-        parts.append(f"{counts[Severity.ERROR]} errors, {counts[Severity.WARNING]} warnings, "
+        errors, warnings = counts[Severity.ERROR], counts[Severity.WARNING]
+        parts.append(f"{errors} error{'' if errors == 1 else 's'}, {warnings} warning{'' if warnings == 1 else 's'}, "
                      f"{counts[Severity.INFO]} info")
         self.summary.setText(" · ".join(parts))
 

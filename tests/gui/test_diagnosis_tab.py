@@ -59,7 +59,7 @@ def test_groups_by_area_with_status_and_findings(qtbot, tmp_path):
     assert item.childCount() == 1 and item.isExpanded()
     assert check_item(tab, "nomodeset").childCount() == 0
     assert not check_item(tab, "nomodeset").icon(0).isNull()
-    assert "1 errors, 1 warnings, 1 info" in tab.summary.text()
+    assert "1 error, 1 warning, 1 info" in tab.summary.text()
     assert tab.progress.isHidden() and tab.run_button.isEnabled()
 
 
