@@ -75,6 +75,11 @@ def read_fd_text(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     sysfs attributes must be read with few syscalls (a sample reads hundreds of them), and a
     file may vanish or start failing with ENODEV at any time.
     """
+    return read_fd_bytes(real_path, max_bytes).decode("utf-8", errors="replace")
+
+
+def read_fd_bytes(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of a file at an already-resolved real path; raises OSError (HostReadError TOO_LARGE)."""
     # O_NONBLOCK: a FIFO planted in a snapshot tree must not block the sampler (regular and
     # sysfs files ignore the flag; a FIFO without a writer then reads as empty).
     fd = os.open(real_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
@@ -91,7 +96,7 @@ def read_fd_text(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
             chunks.append(chunk)
     finally:
         os.close(fd)
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    return b"".join(chunks)
 
 
 class HostRoot:
@@ -168,15 +173,12 @@ class HostRoot:
     def read_bytes(self, host_path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         path = os.fspath(host_path)
         try:
-            with open(self.real_path(path), "rb") as fh:
-                data = fh.read(max_bytes + 1)
-        except HostReadError:
+            return read_fd_bytes(self.real_path(path), max_bytes)  # non-blocking: a FIFO must not hang us
+        except HostReadError as exc:
+            exc.path = path
             raise
         except OSError as exc:
             raise HostReadError.from_oserror(exc, path) from exc
-        if len(data) > max_bytes:
-            raise HostReadError(ReadFailure.TOO_LARGE, path, f"over {max_bytes} bytes")
-        return data
 
     def try_read_text(self, host_path: str | os.PathLike[str]) -> str | None:
         """The file's text, or None when it cannot be read for any reason."""

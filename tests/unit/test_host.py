@@ -171,3 +171,27 @@ def test_garbage_command_recordings_are_ignored(tmp_path, content):
     assert isinstance(runner, RecordedRunner)
     assert runner.recordings == {}
     assert runner.run(["/usr/bin/rocm-smi"]).error == "not recorded (tool not available)"
+
+
+def test_read_bytes_of_a_fifo_in_a_snapshot_does_not_block(tmp_path):
+    # read_text already opens non-blocking; read_bytes (cmdline, environ, module files) must too
+    import threading
+
+    (tmp_path / "proc" / "42").mkdir(parents=True)
+    os.mkfifo(tmp_path / "proc" / "42" / "environ")
+    root = HostRoot(tmp_path)
+    done: list[object] = []
+
+    def read() -> None:
+        try:
+            done.append(root.read_bytes("/proc/42/environ"))
+        except HostReadError as exc:
+            done.append(exc)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(3)
+    if worker.is_alive():  # unblock the stuck open() so the thread can end
+        fd = os.open(tmp_path / "proc" / "42" / "environ", os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+    assert done == [b""]
