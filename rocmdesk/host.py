@@ -298,7 +298,7 @@ def _placeholder_record(real_path: str) -> dict | None:
     try:
         with open(real_path, "rb") as fh:
             data = json.loads(fh.read(PLACEHOLDER_MAX_BYTES))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: garbage nested too deep
         return None
     return data if isinstance(data, dict) and data.get("format") == PLACEHOLDER_FORMAT else None
 

@@ -195,3 +195,14 @@ def test_read_bytes_of_a_fifo_in_a_snapshot_does_not_block(tmp_path):
         fd = os.open(tmp_path / "proc" / "42" / "environ", os.O_WRONLY | os.O_NONBLOCK)
         os.close(fd)
     assert done == [b""]
+
+
+def test_a_placeholder_nested_too_deep_is_just_a_file(tmp_path):
+    # /dev/kfd in a snapshot is a small JSON record; garbage there must not crash stat()/getxattr()
+    import stat as stat_mod
+
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "kfd").write_text("[" * 4000)
+    root = HostRoot(tmp_path)
+    assert stat_mod.S_ISREG(root.stat("/dev/kfd").st_mode)
+    assert root.getxattr("/dev/kfd", "system.posix_acl_access") is None
