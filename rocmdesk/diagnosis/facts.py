@@ -1140,6 +1140,23 @@ class HostFacts:
         return out
 
     @functools.cached_property
+    def dkms_amdgpu_refused(self) -> bool:
+        """True when Secure Boot may be refusing the DKMS amdgpu: one exists for the running kernel, Secure Boot is
+        on (efivar, else mokutil --sb-state) with shim's validation not turned off, and amdgpu is not loaded: the
+        situation secure-boot-blocks-dkms examines. False when any of these is not known to hold. Shared so other
+        checks (the initramfs rebuild) can put module signing first without depending on that check."""
+        if not self.dkms_amdgpu_modules():
+            return False
+        enabled, _text = self.secure_boot
+        if enabled is False:
+            return False
+        state, _why = self.mokutil("--sb-state")
+        sb_enabled, shim_off = parse_mokutil_sb_state(state.stdout) if state is not None else (None, False)
+        if shim_off or not (enabled or sb_enabled):
+            return False
+        return self.amdgpu_loaded is False
+
+    @functools.cached_property
     def dpkg_status(self) -> dict[str, tuple[str, int]] | None:
         """Installed Debian packages: name -> (version, line of its ``Package:`` field)."""
         text = self.read("/var/lib/dpkg/status")

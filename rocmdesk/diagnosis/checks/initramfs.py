@@ -70,6 +70,30 @@ def _regenerate_step(info: HostInitramfs) -> str:
     return initramfs_regenerate_step(None, info.generator, info.kver)
 
 
+SIGNING_FIRST_DETAILS = ("Secure Boot is on and the DKMS amdgpu module for this kernel is not loaded, so the "
+                         "kernel is probably refusing its signature (see secure-boot-blocks-dkms). A rebuild now "
+                         "would copy that refused module into the image, so rocmdesk offers no one-click rebuild: "
+                         "fix the module signing first.")
+
+
+def _signing_first(ctx) -> tuple[str, Evidence] | None:
+    """The step that comes before any rebuild while Secure Boot refuses the DKMS amdgpu (the shared fact
+    facts.dkms_amdgpu_refused, so this check does not depend on secure-boot-blocks-dkms having run), and its
+    evidence; None otherwise."""
+    facts = getattr(ctx, "facts", None)
+    if facts is None or not facts.dkms_amdgpu_refused:
+        return None
+    modules = facts.dkms_amdgpu_modules()
+    key = facts.dkms_mok_certificate
+    enrol = (f"enrol the DKMS signing key (MOK) with `sudo mokutil --import {key}`" if key else
+             "have DKMS sign it (there is no DKMS signing certificate yet) and enrol that key with `sudo mokutil "
+             "--import`")
+    step = ("First make Secure Boot accept the DKMS amdgpu module, as the secure-boot-blocks-dkms finding details: "
+            f"{enrol}, confirm it in the MokManager screen at the next boot, and check `lsmod | grep amdgpu`; or "
+            "remove amdgpu-dkms to use the distribution's signed in-tree driver. Only then rebuild the image.")
+    return step, Evidence("Secure Boot is on and this DKMS amdgpu module is not loaded", modules[0])
+
+
 # -- amdgpu-missing-from-initramfs ----------------------------------------------------------------
 
 
@@ -101,6 +125,11 @@ def amdgpu_missing_from_initramfs(ctx):
              _regenerate_step(info),
              "Reboot when convenient; nothing changes for ROCm compute until then.",
              "Undo: remove the line (or file) again and run the same command.")
+    signing = _signing_first(ctx)
+    if signing is not None:
+        fix = Fix("initramfs-add-amdgpu", True, (signing[0], *steps), None)
+        return Failed(evidence=[*evidence, signing[1]], subject=info.image_path, severity=Severity.INFO, fix=fix,
+                      details=SIGNING_FIRST_DETAILS)
     fix = Fix("initramfs-add-amdgpu", True, steps, ("initramfs-add-amdgpu",))
     return Failed(evidence=evidence, subject=info.image_path, severity=Severity.INFO, fix=fix)
 
@@ -214,5 +243,9 @@ def initramfs_stale(ctx):
         return Failed(evidence=evidence, subject=info.image_path,
                       details="Which tool builds this image could not be told, so no one-click fix is offered.")
     steps = (_regenerate_step(info), "Reboot so the new image is used.")
+    signing = _signing_first(ctx)
+    if signing is not None:
+        return Failed(evidence=[*evidence, signing[1]], subject=info.image_path, details=SIGNING_FIRST_DETAILS,
+                      fix=Fix("initramfs-regenerate", True, (signing[0], *steps), None))
     return Failed(evidence=evidence, subject=info.image_path,
                   fix=Fix("initramfs-regenerate", True, steps, ("initramfs-regenerate",)))

@@ -397,3 +397,87 @@ def test_listing_copy_stamped_at_build_time_is_not_stale(tmp_path):
     # the same bytes changed after the build (same size) still count
     os.utime(tmp_path / "etc/modprobe.d/amdgpu.conf", (MTIME + 5000, MTIME + 5000))
     assert any(e.path == "/etc/modprobe.d/amdgpu.conf" for e in _stale(tmp_path).evidence)
+
+
+# -- Secure Boot refusing the DKMS amdgpu: signing comes before any rebuild ----------------------------------
+
+
+def _secure_boot_refuses_dkms(root):
+    from tests.support import scenarios
+
+    scenarios.install_dkms_amdgpu(root)
+    scenarios.set_secure_boot(root, True)
+    scenarios.unload_amdgpu(root)
+
+
+def test_stale_image_while_secure_boot_refuses_dkms_says_sign_first(tmp_path):
+    from tests.support import scenarios
+
+    root = scenarios.clean_workstation(tmp_path / "ws")
+    _secure_boot_refuses_dkms(root)
+    result = scenarios.run_check(root, STALE)
+    (finding,) = result.findings
+    steps = finding.fix.steps
+    assert steps[0].startswith("First make Secure Boot accept the DKMS amdgpu module")
+    assert "sudo mokutil --import /var/lib/shim-signed/mok/MOK.der" in steps[0]
+    assert "remove amdgpu-dkms" in steps[0]
+    assert f"sudo update-initramfs -u -k {scenarios.KERNEL}" in steps[1]  # the rebuild comes after
+    assert finding.fix.action is None  # no one-click rebuild that would copy the refused module in
+    assert "fix the module signing first" in finding.explanation
+    assert any((e.path or "").endswith("updates/dkms/amdgpu.ko.zst") and "Secure Boot is on" in e.text
+               for e in finding.evidence)
+    # the secure-boot check fires on the same root: the two findings agree
+    assert scenarios.run_check(root, "secure-boot-blocks-dkms").status is Status.FAIL
+
+
+def test_without_a_dkms_certificate_the_step_says_to_have_it_signed(tmp_path):
+    from tests.support import scenarios
+
+    root = scenarios.clean_workstation(tmp_path / "ws")
+    _secure_boot_refuses_dkms(root)
+    (root / "var/lib/shim-signed/mok/MOK.der").unlink()
+    (finding,) = scenarios.run_check(root, STALE).findings
+    assert "have DKMS sign it (there is no DKMS signing certificate yet)" in finding.fix.steps[0]
+
+
+@pytest.mark.parametrize("change", ["secure-boot-off", "amdgpu-loaded", "shim-validation-off", "no-dkms"])
+def test_the_ordinary_rebuild_when_secure_boot_refuses_nothing(tmp_path, change):
+    from rocmdesk.host import RecordedRunner
+    from tests.support import scenarios
+
+    root = scenarios.clean_workstation(tmp_path / "ws")
+    runner = RecordedRunner()
+    if change == "no-dkms":
+        # stale for another reason: a blacklist edited after the image was built
+        scenarios.set_secure_boot(root, True)
+        scenarios.unload_amdgpu(root)
+        path = scenarios.blacklist_amdgpu(root)
+        os.utime(path, (2_000_000_000, 2_000_000_000))
+    else:
+        scenarios.install_dkms_amdgpu(root)
+        scenarios.set_secure_boot(root, change != "secure-boot-off")
+        if change != "amdgpu-loaded":
+            scenarios.unload_amdgpu(root)
+        if change == "shim-validation-off":
+            runner.add(["/usr/bin/mokutil", "--sb-state"],
+                       stdout="SecureBoot enabled\nSecureBoot validation is disabled in shim\n")
+    result = scenarios.run_check(root, STALE, runner=runner)
+    assert result.status is Status.FAIL, result.reason
+    (finding,) = result.findings
+    assert finding.fix.action == ("initramfs-regenerate",)
+    assert not any("Secure Boot" in s for s in finding.fix.steps)
+
+
+def test_missing_from_image_while_secure_boot_refuses_dkms_says_sign_first(tmp_path):
+    dkms = fake_module(version="6.16.6", srcversion="DKMSDKMSDKMSDKMSDKMS123")
+    make_root(tmp_path, "initramfs-tools", dkms_module=dkms, in_image=None)
+    write(tmp_path, "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+          bytes([6, 0, 0, 0, 1]))
+    write(tmp_path, "proc/modules", "drm 1 0 - Live 0x0\n")
+    result = run(MISSING, tmp_path)
+    assert result.status is Status.FAIL, result.reason
+    (finding,) = result.findings
+    assert finding.fix.action is None and finding.fix.steps[0].startswith("First make Secure Boot accept")
+    write(tmp_path, "proc/modules", "amdgpu 1 0 - Live 0x0\n")  # loaded: the key is trusted
+    (finding,) = run(MISSING, tmp_path).findings
+    assert finding.fix.action == ("initramfs-add-amdgpu",)
