@@ -100,6 +100,10 @@ def _companion_note(env: PythonEnv, index: str) -> str | None:
     return reinstall_packages(env.packages, index)[1]
 
 
+def _need(targets) -> str:
+    return f"{', '.join(targets)} {'needs' if len(targets) == 1 else 'need'}"
+
+
 def _conflict_steps(env: PythonEnv, conflict: NoSuitableIndex) -> tuple[str, ...]:
     """Manual steps when no single index serves every GPU: one environment per GPU (group)."""
     old, new = ", ".join(conflict.old), ", ".join(conflict.new)
@@ -168,8 +172,8 @@ def torch_wheel_mismatch(ctx):
             index, why = choose_index(_previous_rocm(env), gpus.gfx_targets)
         except NoSuitableIndex as conflict:
             # no index serves every GPU: a one-click reinstall would leave one of them without code
-            details += (f"No single PyTorch ROCm index serves this machine's GPUs: {', '.join(conflict.old)} "
-                        f"need {conflict.ceiling} or older, {', '.join(conflict.new)} need {conflict.floor} or "
+            details += (f"No single PyTorch ROCm index serves this machine's GPUs: {_need(conflict.old)} "
+                        f"{conflict.ceiling} or older, {_need(conflict.new)} {conflict.floor} or "
                         "newer. So rocmdesk offers no one-click fix: decide which GPU this environment is for, "
                         "and give the other GPU its own environment.")
             steps = _conflict_steps(env, conflict)
@@ -296,18 +300,20 @@ def _node_requirements(ctx, node: str) -> list[tuple[str, int, str]]:
 
 
 def _newer_torch_step(env: PythonEnv, gfx_targets) -> str:
-    """Where a newer torch comes from: the index for the env's ROCm release and this machine's GPUs."""
+    """Where another torch release comes from: the index for the env's ROCm release and this machine's GPUs."""
     assert env.torch is not None
     try:
         index, _why = choose_index(env.torch.rocm_version, gfx_targets)
     except NoSuitableIndex as conflict:
-        return (f"If the node really needs a newer torch: no single PyTorch ROCm index serves this machine's GPUs "
-                f"({conflict}), so install it from {index_url(conflict.ceiling)} for {', '.join(conflict.old)} or "
-                f"from {index_url(conflict.floor)} for {', '.join(conflict.new)}, in the environment that GPU uses.")
+        return ("If the node really needs another torch release: no single PyTorch ROCm index serves this "
+                f"machine's GPUs ({conflict}), so install it from {index_url(conflict.ceiling)} for "
+                f"{', '.join(conflict.old)} or from {index_url(conflict.floor)} for {', '.join(conflict.new)}, "
+                "in the environment that GPU uses.")
     packages, note = reinstall_packages(env.packages, index)
-    command = pip_command(env, f"install --force-reinstall 'torch>=<version>' {' '.join(packages[1:])} "
+    command = pip_command(env, f"install --force-reinstall 'torch==<version>' {' '.join(packages[1:])} "
                                f"--index-url {index_url(index)}".replace("  ", " "))
-    return ("If the node really needs a newer torch, install that version from PyTorch's ROCm index instead: "
+    return ("If the node really needs another torch release, install that release from PyTorch's ROCm index "
+            "instead (if this index has it): "
             f"`{command}`." + (f" {note}." if note else ""))
 
 

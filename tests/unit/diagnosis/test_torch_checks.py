@@ -301,7 +301,7 @@ def test_gpus_without_a_common_index_get_a_finding_with_manual_steps(tmp_path):
     assert result.status is Status.FAIL  # not an engine error
     (finding,) = result.findings
     assert finding.fix.action is None and finding.fix.privileged is False
-    assert "gfx906 need rocm6.3 or older, gfx1103 need rocm7.14 or newer" in finding.explanation
+    assert "gfx906 needs rocm6.3 or older, gfx1103 needs rocm7.14 or newer" in finding.explanation
     assert "no one-click fix" in finding.explanation
     steps = " ".join(finding.fix.steps)
     assert "--index-url https://download.pytorch.org/whl/rocm6.3" in steps
@@ -357,9 +357,9 @@ def test_pinned_node_step_uses_the_gpus_index(tmp_path):
     amd_machine(tmp_path, gfx=120001)  # RDNA4: rocm6.4 or newer, env has rocm6.2
     make_comfyui(tmp_path, COMFY, "rocm", nodes={"n": {"requirements.txt": "torch>=2.6\n"}})
     steps = run(PINNED, tmp_path).findings[0].fix.steps
-    (newer,) = [s for s in steps if "really needs a newer torch" in s]
+    (newer,) = [s for s in steps if "really needs another torch release" in s]
     assert "--index-url https://download.pytorch.org/whl/rocm6.4" in newer
-    assert "'torch>=<version>' torchvision torchaudio --index-url" in newer
+    assert "'torch==<version>' torchvision torchaudio --index-url" in newer
 
 
 def test_pinned_node_step_with_conflicting_gpus_names_both(tmp_path):
@@ -367,7 +367,7 @@ def test_pinned_node_step_with_conflicting_gpus_names_both(tmp_path):
     make_comfyui(tmp_path, COMFY, "rocm", nodes={"n": {"requirements.txt": "torch>=2.6\n"}})
     result = run(PINNED, tmp_path)
     assert result.status is Status.FAIL
-    (newer,) = [s for s in result.findings[0].fix.steps if "really needs a newer torch" in s]
+    (newer,) = [s for s in result.findings[0].fix.steps if "really needs another torch release" in s]
     assert "whl/rocm6.3 for gfx906" in newer and "whl/rocm7.14 for gfx1103" in newer
 
 
