@@ -754,7 +754,10 @@ class GraphsTab(QtWidgets.QWidget):
             self.markers.append(line)
         del_count = len(self.markers) - 4 * 50
         for line in self.markers[:max(0, del_count)]:
-            line.getViewBox() and line.getViewBox().removeItem(line)
+            # through the plot: a ViewBox.removeItem() left the line in PlotItem.items for good
+            plot = next((p for p in self.plots.values() if line in p.items), None)
+            if plot is not None:
+                plot.removeItem(line)
         self.markers = self.markers[max(0, del_count):]
 
     # -- crosshair --------------------------------------------------------------------------------------------

@@ -46,3 +46,20 @@ def test_a_failed_csv_export_leaves_no_partial_file(qtbot, open_window, manual_f
     with pytest.raises(OSError):
         graphs.export_csv(str(target))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["history.csv"]
+
+
+def test_old_event_markers_leave_the_plots(qtbot, open_window, manual_factory):
+    import time
+
+    from rocmdesk.ui.feed import GpuEvent
+
+    session = open_window(fake_source(FakeBackend(1)), sampler_factory=manual_factory)
+    manual_factory.made[0].tick()
+    graphs = session.window.tab_widgets["graphs"]
+    for n in range(60):  # a GPU that keeps resetting: the newest 50 markers stay
+        session.feed.add_event(GpuEvent("0000:03:00.0", "card0", "reset", f"reset {n}", time.time() + n))
+    for name, plot in graphs.plots.items():
+        markers = [item for item in plot.items if item in graphs.markers]
+        stale = [item for item in plot.items if item not in graphs.markers and item is not graphs.vlines[name]
+                 and type(item).__name__ == "InfiniteLine"]
+        assert len(markers) == 50 and stale == [], name
