@@ -156,6 +156,7 @@ class MainWindow(QtWidgets.QMainWindow):
         ctx.feed.gpus_changed.connect(lambda _infos: self._fill_gpu_menu())
         ctx.feed.gpu_event.connect(self._on_event)
         self._gpu_menu_filled = False
+        self._shown_errors: tuple[str, ...] = ()
         self._age_timer = QtCore.QTimer(self)
         self._age_timer.setInterval(1000)
         self._age_timer.timeout.connect(self._update_age)
@@ -388,9 +389,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self._gpu_menu_filled:
             self._gpu_menu_filled = True
             self._fill_gpu_menu()
-        errors = _snapshot.errors
-        if errors:
+        # shown when they change: the same error repeated every sample replaced a GPU event
+        # (reset, wedge) in the status bar within a second
+        errors = tuple(_snapshot.errors)
+        if errors and errors != self._shown_errors:
             self.statusBar().showMessage("; ".join(errors)[:200], 5000)
+        self._shown_errors = errors
 
     def _on_event(self, event) -> None:
         stamp = time.strftime("%H:%M:%S", time.localtime(event.timestamp))
