@@ -874,7 +874,8 @@ def fmt_span(seconds: float) -> str:
 
 
 def nice_ceiling(value: float) -> float:
-    """Round up to 1, 2, 2.5 or 5 times a power of ten, so axis ticks land on round numbers."""
+    """Round up to the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten (a tight
+    value range whose ticks still land on round numbers)."""
     if value <= 0 or not math.isfinite(value):
         return 1.0
     exp = 10 ** math.floor(math.log10(value))
