@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph.functions as fn
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -62,7 +64,9 @@ class MeterBar(QtWidgets.QWidget):
 
     def set_value(self, fraction: float | None, color: str, trough: str) -> None:
         if fraction is not None:
-            fraction = min(1.0, max(0.0, float(fraction)))
+            fraction = float(fraction)
+            # NaN is "unknown": the hatched N/A trough, never an empty bar that reads as 0
+            fraction = min(1.0, max(0.0, fraction)) if math.isfinite(fraction) else None
         same_colors = color == self._color_name and trough == self._trough_name
         if same_colors and (fraction == self._fraction or (
                 # a repaint below half a pixel of change is invisible: skip it

@@ -127,3 +127,18 @@ def test_a_feed_stopped_while_loading_stops_the_loader(qtbot, open_window, manua
     assert len(made) <= 4  # gave up at the next snapshot, not after all 10 000
     assert feed.history is before and manual_factory.made == []
     assert settled == []
+
+
+def test_meter_bar_reads_nan_as_not_available(qtbot):
+    from rocmdesk.ui.widgets import MeterBar
+
+    bar = MeterBar()
+    qtbot.addWidget(bar)
+    bar.set_value(0.5, "#3b82f6", "#eceef2")
+    assert bar.fraction == 0.5
+    bar.set_value(float("nan"), "#3b82f6", "#eceef2")
+    assert bar.fraction is None
+    bar.set_value(float("inf"), "#3b82f6", "#eceef2")
+    assert bar.fraction is None
+    bar.set_value(1.7, "#3b82f6", "#eceef2")
+    assert bar.fraction == 1.0
