@@ -109,7 +109,7 @@ def child(name: str, warmup: float, duration: float, interval: float) -> dict:
         "cpu_percent_median": round(statistics.median(samples), 2) if samples else None,
         "cpu_percent_mean": round(statistics.fmean(samples), 2) if samples else None,
         "cpu_percent_max": round(max(samples), 2) if samples else None,
-        "intervals": len(samples), "interval_s": interval,
+        "intervals": len(samples), "interval_s": interval, "cpu_percent_each": [round(x, 2) for x in samples],
         "rss_mb": round(rss / 2**20, 1),
         "history_mb": round(history.nbytes / 2**20, 1),
         "history_points_per_gpu": max((len(g) for g in history.gpus()), default=0),
