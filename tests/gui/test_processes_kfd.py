@@ -21,28 +21,29 @@ GIB = 1 << 30
 TIP = QtCore.Qt.ItemDataRole.ToolTipRole
 
 
+def _drm_client(root, pid: int, comm: str, cmdline: str, *, fd: int, client_id: int, vram_kib: int) -> None:
+    """A process with one amdgpu DRM file on card A (what /proc/PID/fdinfo shows for a graphics client)."""
+    proc = root / "proc" / str(pid)
+    (proc / "fdinfo").mkdir(parents=True)
+    (proc / "comm").write_text(f"{comm}\n")
+    (proc / "cmdline").write_bytes(cmdline.encode() + b"\x00")
+    (proc / "fdinfo" / str(fd)).write_text(f"drm-driver:\tamdgpu\ndrm-client-id:\t{client_id}\n"
+                                           f"drm-pdev:\t{A}\ndrm-memory-vram:\t{vram_kib} KiB\n"
+                                           "drm-engine-gfx:\t5 ns\n")
+
+
 def _tree(root):
     build_root(root, [GpuSpec("rx7900xtx", pci=A, card=0, extra_props={"simd_per_cu": "2"}),
                       GpuSpec("rx6600", pci=B, card=1)])  # rx6600 node: no simd_per_cu, CU total unknown
     gid = kfd_gpu_ids(root)
     # Xorg: a DRM client only.
-    xorg = root / "proc" / "1200"
-    (xorg / "fdinfo").mkdir(parents=True)
-    (xorg / "comm").write_text("Xorg\n")
-    (xorg / "cmdline").write_bytes(b"/usr/lib/xorg/Xorg\x00")
-    (xorg / "fdinfo" / "9").write_text("drm-driver:\tamdgpu\ndrm-client-id:\t1\ndrm-pdev:\t0000:03:00.0\n"
-                                       "drm-memory-vram:\t262144 KiB\ndrm-engine-gfx:\t5 ns\n")
+    _drm_client(root, 1200, "Xorg", "/usr/lib/xorg/Xorg", fd=9, client_id=1, vram_kib=262144)
     # A training job: KFD only, busy on A, 12 CUs busy on B.
     add_kfd_process(root, 4242, {gid[A]: KfdUse(vram=20 * GIB, sdma=2_500_000, cu=72, queues=4),
                                  gid[B]: KfdUse(vram=GIB, cu=12, queues=1)},
                     comm="python3", cmdline=["python3", "train.py"])
     # Both: Xorg-style DRM client and a KFD queue on A.
-    both = root / "proc" / "777"
-    (both / "fdinfo").mkdir(parents=True)
-    (both / "comm").write_text("blender\n")
-    (both / "cmdline").write_bytes(b"blender\x00")
-    (both / "fdinfo" / "5").write_text("drm-driver:\tamdgpu\ndrm-client-id:\t2\ndrm-pdev:\t0000:03:00.0\n"
-                                       "drm-memory-vram:\t1048576 KiB\ndrm-engine-gfx:\t5 ns\n")
+    _drm_client(root, 777, "blender", "blender", fd=5, client_id=2, vram_kib=1048576)
     add_kfd_process(root, 777, {gid[A]: KfdUse(vram=512 << 20, cu=None, queues=1)})
     return root
 

@@ -22,52 +22,32 @@ Newer rocm_smi_lib sums over the queued GPUs only; 5.2.3 is what is installed.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
 import subprocess
 
 import pytest
 
-from rocmdesk.host import CommandRunner, HostRoot
+from rocmdesk.host import HostRoot
 from rocmdesk.telemetry.discovery import discover_gpus
 from rocmdesk.telemetry.kfd_procs import read_kfd_processes
 from tests.support.instinct import ROCM_SMI_KFD_PROPS
+from tests.support.rocm_smi_oracle import require_private_mounts, run_rocm_smi_on
 from tests.support.sysfs_tree import GpuSpec, KfdUse, add_kfd_process, build_root, kfd_gpu_ids
 
 pytestmark = pytest.mark.oracle
 
-ROCM_SMI = "/usr/bin/rocm-smi"
-UNSHARE = "/usr/bin/unshare"
-BASH = "/bin/bash"
 SLEEP = "/bin/sleep"
 CU_PROPS = {**ROCM_SMI_KFD_PROPS, "simd_count": "208", "simd_per_cu": "2"}  # 104 CUs either way
 A, B = "0000:03:00.0", "0000:0a:00.0"
 
 
 def run_in_namespace(tree, args: str) -> str:
-    script = (f"mount --bind {shlex.quote(str(tree / 'sys'))} /sys && "
-              "mount -t tmpfs -o size=4m,mode=1777 none /dev/shm && "
-              f"exec {ROCM_SMI} {args}")
-    result = CommandRunner(default_timeout=30).run([UNSHARE, "--mount", "--propagation", "private", "--",
-                                                    BASH, "-c", script])
-    return result.stdout
+    return run_rocm_smi_on(tree, args).stdout
 
 
 @pytest.fixture(scope="module")
 def oracle_available(tmp_path_factory):
-    for tool in (ROCM_SMI, UNSHARE, BASH, SLEEP):
-        if not os.access(tool, os.X_OK):
-            pytest.skip(f"{tool} is not installed")
-    if os.geteuid() != 0:
-        pytest.skip("mounting in a private namespace needs root")
-    probe = tmp_path_factory.mktemp("probe")
-    (probe / "sys").mkdir()
-    result = CommandRunner(default_timeout=10).run(
-        [UNSHARE, "--mount", "--propagation", "private", "--", BASH, "-c",
-         f"mount --bind {shlex.quote(str(probe / 'sys'))} /sys && echo mounted"])
-    if "mounted" not in result.stdout:
-        pytest.skip(f"cannot mount in a private namespace here: {result.stderr.strip() or result.error}")
+    require_private_mounts(tmp_path_factory, SLEEP)
 
 
 @pytest.fixture

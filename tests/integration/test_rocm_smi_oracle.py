@@ -15,20 +15,17 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 
 import pytest
 
-from rocmdesk.host import CommandRunner, HostRoot
+from rocmdesk.host import HostRoot
 from rocmdesk.telemetry.backends.sysfs import SysfsBackend
 from tests.support.instinct import ROCM_SMI_KFD_PROPS, instinct_specs
+from tests.support.rocm_smi_oracle import require_private_mounts, run_rocm_smi_on
 from tests.support.sysfs_tree import GpuSpec, build_root
 
 pytestmark = pytest.mark.oracle
 
-ROCM_SMI = "/usr/bin/rocm-smi"
-UNSHARE = "/usr/bin/unshare"
-BASH = "/bin/bash"
 ACCEPTED_DUMPS = ["phoenix", "rx5500xt", "rx5700xt", "rx580", "rx6600", "rx7600s", "rx7700s", "rx7800xt",
                   "rx7900xtx", "rx9070", "vangogh", "vega56"]
 TEMP_KEYS = {"edge": "Temperature (Sensor edge) (C)", "junction": "Temperature (Sensor junction) (C)",
@@ -36,12 +33,8 @@ TEMP_KEYS = {"edge": "Temperature (Sensor edge) (C)", "junction": "Temperature (
 
 
 def run_rocm_smi(tree) -> tuple[dict | None, str]:
-    """rocm-smi's JSON for ``tree`` (bind-mounted over /sys in a private namespace), or None + why."""
-    script = (f"mount --bind {shlex.quote(str(tree / 'sys'))} /sys && "
-              "mount -t tmpfs -o size=4m,mode=1777 none /dev/shm && "
-              f"exec {ROCM_SMI} --showtemp --showpower --showmeminfo vram --showuse --showbus --json")
-    result = CommandRunner(default_timeout=30).run([UNSHARE, "--mount", "--propagation", "private", "--",
-                                                    BASH, "-c", script])
+    """rocm-smi's JSON for ``tree``, or None + why."""
+    result = run_rocm_smi_on(tree, "--showtemp --showpower --showmeminfo vram --showuse --showbus --json")
     text = result.stdout.strip()
     if not text.startswith("{"):
         return None, (result.error or "") + result.stderr[-300:]
@@ -50,16 +43,7 @@ def run_rocm_smi(tree) -> tuple[dict | None, str]:
 
 @pytest.fixture(scope="module")
 def oracle_available(tmp_path_factory):
-    for tool in (ROCM_SMI, UNSHARE, BASH):
-        if not os.access(tool, os.X_OK):
-            pytest.skip(f"{tool} is not installed (the README's test command installs rocm-smi)")
-    probe = tmp_path_factory.mktemp("probe")
-    (probe / "sys").mkdir()
-    result = CommandRunner(default_timeout=10).run(
-        [UNSHARE, "--mount", "--propagation", "private", "--", BASH, "-c",
-         f"mount --bind {shlex.quote(str(probe / 'sys'))} /sys && echo mounted"])
-    if "mounted" not in result.stdout:
-        pytest.skip(f"cannot mount in a private namespace here: {result.stderr.strip() or result.error}")
+    require_private_mounts(tmp_path_factory)
 
 
 def _compare(tree, *, expect_gpus: int) -> None:

@@ -535,6 +535,15 @@ def run_check(root: Path, check_id: str, runner=None):
     return run_checks(ctx, specs=specs)[0]
 
 
+def only_finding(result):
+    """The one finding of a failed check (asserting that is what the check produced)."""
+    from rocmdesk.diagnosis.model import Status
+
+    assert result.status is Status.FAIL, result
+    assert len(result.findings) == 1, result.findings
+    return result.findings[0]
+
+
 def build_amdgpu_in(root: Path) -> None:
     """amdgpu built into the kernel (CONFIG_DRM_AMDGPU=y), as on some custom and embedded kernels: modules.builtin
     lists it, there is no amdgpu.ko and no /proc/modules line, and /sys/module/amdgpu has parameters but no

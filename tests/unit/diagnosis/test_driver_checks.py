@@ -12,17 +12,12 @@ from rocmdesk.diagnosis.model import Severity, Status
 from rocmdesk.host import HostReadError, HostRoot, ReadFailure, RecordedRunner
 from tests.support import scenarios as sc
 from tests.support.host_faults import deny_reads
+from tests.support.scenarios import only_finding
 
 
 @pytest.fixture
 def root(tmp_path):
     return sc.clean_workstation(tmp_path / "root")
-
-
-def only_finding(result):
-    assert result.status is Status.FAIL, result
-    assert len(result.findings) == 1, result.findings
-    return result.findings[0]
 
 
 # -- amdgpu-not-loaded ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.model import Status
 from rocmdesk.host import CommandRunner, HostRoot, RecordedRunner
 from tests.support import scenarios as sc
+from tests.support.scenarios import only_finding
 
 JOURNALCTL = ["/usr/bin/journalctl", "-k", "-b", "0", "--no-pager", "-o", "short-monotonic"]
 JOURNAL_SOURCE = " ".join(JOURNALCTL) + " (output)"
@@ -45,12 +46,6 @@ def journal_runner(stdout=JOURNAL, **kwargs) -> RecordedRunner:
     runner = RecordedRunner()
     runner.add(JOURNALCTL, stdout=stdout, **kwargs)
     return runner
-
-
-def only_finding(result):
-    assert result.status is Status.FAIL, result
-    assert len(result.findings) == 1, result.findings
-    return result.findings[0]
 
 
 # -- the journal ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from rocmdesk.diagnosis.facts import HostFacts, parse_mokutil_sb_state, parse_mo
 from rocmdesk.diagnosis.model import Severity, Status
 from rocmdesk.host import CommandRunner, HostRoot, RecordedRunner
 from tests.support import scenarios as sc
+from tests.support.scenarios import only_finding
 
 MOKUTIL = "/usr/bin/mokutil"
 UBUNTU_KEY = "/var/lib/shim-signed/mok/MOK.der"
@@ -38,12 +39,6 @@ def mok_runner(test_key: str | None = None, key: str = UBUNTU_KEY, sb_state: str
     if test_key is not None:
         runner.add([MOKUTIL, "--test-key", key], stdout=test_key, **kwargs)
     return runner
-
-
-def only_finding(result):
-    assert result.status is Status.FAIL, result
-    assert len(result.findings) == 1, result.findings
-    return result.findings[0]
 
 
 def assert_read_only(runner):
