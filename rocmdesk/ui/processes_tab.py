@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.telemetry.model import ProcessUse, Snapshot
 from rocmdesk.ui.context import AppContext
@@ -168,9 +168,13 @@ class ProcessesTab(QtWidgets.QWidget):
         header.setStretchLastSection(True)
         header.setHighlightSections(False)
         fm = self.fontMetrics()
-        widest = ("0 · card10 · MI300X", "9999999", "python3.12-worker", "188.8 GiB", "100 %", "Compute ")
+        bold = QtGui.QFont(header.font())
+        bold.setWeight(QtGui.QFont.Weight.DemiBold)  # the style sheet's section font (font-weight: 600)
+        titles = QtGui.QFontMetrics(bold)
+        widest = ("0 · card10 · MI300X", "9999999", "python3.12-worker", "188.8 GiB", "100 %", "12 CU")
         for col, sample in enumerate(widest):
-            header.resizeSection(col, fm.horizontalAdvance(sample) + 36)
+            # wide enough for the values and for the title with its sort arrow
+            header.resizeSection(col, max(fm.horizontalAdvance(sample), titles.horizontalAdvance(COLUMNS[col])) + 36)
         header.setDefaultAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter)
 
         self.empty = QtWidgets.QLabel("", self)

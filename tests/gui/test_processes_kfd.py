@@ -109,3 +109,16 @@ def test_compute_cells_model_only(qtbot):
     assert model.index(1, GPU_PERCENT_COL).data(TIP).startswith("Graphics engine only")
     assert model.index(1, COMPUTE_COL).data(TIP) == "N/A: no file"
     assert cell[2][0] == "kfd gpu_id 99" and "not in the KFD topology" in model.index(2, 0).data(TIP)
+
+
+def test_every_column_title_fits_its_column(qtbot, open_window, manual_factory, tmp_path):
+    """Titles are bold in the style sheet: "Graphics %" was cut to "aphics %" in a column sized for "GPU %"."""
+    from PySide6 import QtGui
+
+    session = _session(qtbot, open_window, manual_factory, _tree(tmp_path))
+    header = session.window.tab_widgets["processes"].table.horizontalHeader()
+    bold = QtGui.QFont(header.font())
+    bold.setWeight(QtGui.QFont.Weight.DemiBold)
+    fm = QtGui.QFontMetrics(bold)
+    for col, title in enumerate(COLUMNS[:-1]):  # the last column stretches
+        assert header.sectionSize(col) >= fm.horizontalAdvance(title) + 16, title
