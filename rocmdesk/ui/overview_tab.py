@@ -499,7 +499,7 @@ class OverviewTab(QtWidgets.QWidget):
         rows = (len(pcis) + cols - 1) // cols
         for c in range(8):
             self.grid.setColumnStretch(c, 1 if c < cols else 0)
-        for r in range(9):
+        for r in range(8):
             self.grid.setRowStretch(r, 1 if r < rows else 0)
 
     def resizeEvent(self, event) -> None:
