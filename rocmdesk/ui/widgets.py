@@ -9,6 +9,7 @@ import pyqtgraph.functions as fn
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.ui import theme
+from rocmdesk.wording import NA
 
 
 def set_text(label: QtWidgets.QLabel, text: str) -> bool:
@@ -188,29 +189,24 @@ class ValueLabel(QtWidgets.QWidget):
         super().__init__(parent)
         self._text = text
         self._color: str | None = None
-        self._na = False
-        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
-        font = QtGui.QFont(self.font())
-        font.setWeight(QtGui.QFont.Weight.DemiBold)
-        self._bold = font
-        italic = QtGui.QFont(self.font())
-        italic.setItalic(True)
-        self._italic = italic
+        self._na = text == NA
         self._widest = widest
-        self._fit()
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
+        self._take_font()
 
-    def _fit(self) -> None:
+    def _take_font(self) -> None:
+        """Bold for values, italic for N/A, both from the widget's font; the fixed size fits ``widest``."""
+        self._bold = QtGui.QFont(self.font())
+        self._bold.setWeight(QtGui.QFont.Weight.DemiBold)
+        self._italic = QtGui.QFont(self.font())
+        self._italic.setItalic(True)
         fm = QtGui.QFontMetrics(self._bold)
         self.setFixedSize(fm.horizontalAdvance(self._widest) + 4, fm.height())
 
     def changeEvent(self, event: QtCore.QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QtCore.QEvent.Type.FontChange:
-            self._bold = QtGui.QFont(self.font())
-            self._bold.setWeight(QtGui.QFont.Weight.DemiBold)
-            self._italic = QtGui.QFont(self.font())
-            self._italic.setItalic(True)
-            self._fit()
+            self._take_font()
         elif event.type() == QtCore.QEvent.Type.EnabledChange:
             self.update()
 

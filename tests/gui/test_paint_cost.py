@@ -142,3 +142,14 @@ def test_meter_bar_reads_nan_as_not_available(qtbot):
     assert bar.fraction is None
     bar.set_value(1.7, "#3b82f6", "#eceef2")
     assert bar.fraction == 1.0
+
+
+def test_value_label_starts_as_na_and_shows_values_bold(qtbot):
+    from rocmdesk.ui.widgets import ValueLabel
+
+    label = ValueLabel("888 °F", None, "N/A")
+    qtbot.addWidget(label)
+    assert label.is_na() and label.text() == "N/A"  # muted italic before the first sample
+    width = label.width()
+    label.set_value("74 °C", "#b08800")
+    assert not label.is_na() and label.color() == "#b08800" and label.width() == width  # fixed size
