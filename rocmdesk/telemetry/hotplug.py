@@ -12,13 +12,14 @@ sends it after a GPU reset, so it is shown to the user as a reset/wedge event on
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from rocmdesk.host import HostRoot
+from rocmdesk.host import HostReadError, HostRoot
 
 log = logging.getLogger(__name__)
 
@@ -153,12 +154,23 @@ class HotplugMonitor:
     def rescan_once(self) -> list[HotplugEvent]:
         """Compare the card list with the last one; emits and returns the differences."""
         now = list_cards(self.root)
+        if not now and self._known and not self._drm_listable():
+            # an unreadable /sys/class/drm (a transient error) is not "every GPU was removed"
+            log.warning("hotplug: cannot list /sys/class/drm; keeping the last card list")
+            return []
         events = [HotplugEvent("remove", c, "removed", f"{c} was removed") for c in sorted(self._known - now)]
         events += [HotplugEvent("add", c, "added", f"{c} appeared") for c in sorted(now - self._known)]
         self._known = now
         for event in events:
             self._emit(event)
         return events
+
+    def _drm_listable(self) -> bool:
+        try:
+            os.listdir(self.root.real_path("/sys/class/drm"))
+        except (OSError, HostReadError):
+            return False
+        return True
 
     def _rescan_loop(self) -> None:
         while not self._stop.wait(self.rescan_interval_s):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import threading
 
 from rocmdesk.host import HostRoot
@@ -86,7 +85,27 @@ def test_a_failing_handler_does_not_stop_the_watcher(tmp_path):
 
     monitor = HotplugMonitor(HostRoot(root), bad, rescan_interval_s=60)
     monitor.start()
-    shutil.rmtree(root / "sys/class/drm")
+    (root / "sys/class/drm/card0").unlink()
     assert [e.kind for e in monitor.rescan_once()] == ["removed"]
     monitor.stop()
     assert len(calls) == 1
+
+
+def test_an_unreadable_drm_folder_is_not_every_gpu_removed(tmp_path, caplog):
+    """A transient error listing /sys/class/drm used to read as an empty card list: all GPUs 'removed'."""
+    root = build_root(tmp_path / "r", [GpuSpec("rx6600", pci="0000:03:00.0"), GpuSpec("rx580", pci="0000:04:00.0")])
+    monitor = HotplugMonitor(HostRoot(root), lambda e: None, rescan_interval_s=10)
+    monitor._known = {"card0", "card1"}
+    drm = root / "sys/class/drm"
+    hidden = root / "sys/class/drm.away"
+    drm.rename(hidden)  # what a failing listdir looks like from here
+    try:
+        with caplog.at_level(logging.WARNING, logger="rocmdesk.telemetry.hotplug"):
+            assert monitor.rescan_once() == []
+        assert monitor._known == {"card0", "card1"} and "cannot list /sys/class/drm" in caplog.text
+    finally:
+        hidden.rename(drm)
+    # a listable folder with the cards really gone still reports them
+    for card in ("card0", "card1"):
+        (drm / card).unlink()
+    assert sorted(e.card for e in monitor.rescan_once() if e.kind == "removed") == ["card0", "card1"]
