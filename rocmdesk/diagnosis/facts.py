@@ -1017,8 +1017,11 @@ class HostFacts:
     def _boot_time(self) -> float | None:
         """Epoch seconds of this boot (``btime`` of /proc/stat), or None."""
         for line in (self.read("/proc/stat") or "").splitlines():
-            if line.startswith("btime "):
-                return float(parse_int(line.split()[1]) or 0) or None
+            words = line.split()
+            if len(words) == 2 and words[0] == "btime":
+                value = parse_int(words[1])
+                # garbage, or a number no float holds (--root folder): no boot time rather than a crash
+                return float(value) if value is not None and 0 < value < 1 << 63 else None
         return None
 
     def _read_big(self, path: str) -> tuple[str | None, bool, str, float | None]:

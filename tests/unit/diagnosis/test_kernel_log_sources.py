@@ -238,3 +238,13 @@ def test_other_root_never_runs_this_machines_journal(root, tmp_path):
     assert facts.kernel_log is None
     assert "journalctl: not run for a root that is not this machine" in facts.kernel_log_problems
     assert len(runner.history) == 0
+
+
+@pytest.mark.parametrize("stat_text", ["btime \n", "btime\t\n", "btime " + "9" * 400 + "\n", "btime -5\n",
+                                       "btime nan\n"])
+def test_garbage_btime_in_proc_stat_does_not_crash(tmp_path, stat_text):
+    root = sc.clean_workstation(tmp_path / "root")
+    sc.kernel_log(root, ATOMICS)
+    sc.write(root, "/proc/stat", "cpu  1 2 3 4\n" + stat_text)
+    facts = HostFacts(HostRoot(root), RecordedRunner())
+    assert facts.kernel_log is not None and facts.kernel_log.source == "/var/log/kern.log"
