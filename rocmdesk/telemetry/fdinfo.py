@@ -19,6 +19,7 @@ separate figure, never folded into the gfx-engine GPU %).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -105,6 +106,18 @@ def parse_cmdline(data: str) -> str:
     """``proc/PID/cmdline`` (NUL-separated arguments) as one line."""
     return " ".join(part for part in data.split("\x00") if part)
 
+
+
+@functools.lru_cache(maxsize=512)
+def user_name(uid: int) -> str:
+    """The account name of ``uid`` (its number when unknown); cached, because the lookup may go to
+    LDAP/SSSD and runs for every GPU process on each scan."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 class FdinfoScanner:
     """Scans ``proc`` for amdgpu clients; keeps the previous busy times to compute GPU %."""
@@ -255,12 +268,7 @@ class FdinfoScanner:
             if line.startswith("Uid:"):
                 parts = line.split()
                 if len(parts) > 1 and parts[1].isdigit():
-                    import pwd
-
-                    try:
-                        return pwd.getpwuid(int(parts[1])).pw_name
-                    except KeyError:
-                        return parts[1]
+                    return user_name(int(parts[1]))
         return None
 
 

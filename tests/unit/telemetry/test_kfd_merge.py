@@ -149,3 +149,27 @@ def test_sysfs_backend_lists_kfd_processes(tree):
     backend.discover()
     (row,) = backend.processes()
     assert (row.pid, row.pci, row.name, row.cu_occupancy_percent) == (900, B, "pytorch", 100.0)
+
+
+def test_user_names_are_looked_up_once_per_uid(monkeypatch):
+    """The account lookup can go to LDAP/SSSD; it runs for every GPU process on each 2 s scan."""
+    import pwd
+
+    from rocmdesk.telemetry import fdinfo
+
+    calls = []
+
+    def getpwuid(uid):
+        calls.append(uid)
+        if uid == 4242:
+            raise KeyError(uid)
+        return type("pw", (), {"pw_name": "alice"})()
+
+    fdinfo.user_name.cache_clear()
+    monkeypatch.setattr(pwd, "getpwuid", getpwuid)
+    try:
+        assert [fdinfo.user_name(1000) for _ in range(3)] == ["alice"] * 3
+        assert fdinfo.user_name(4242) == "4242"  # unknown uid: its number
+        assert calls == [1000, 4242]
+    finally:
+        fdinfo.user_name.cache_clear()
