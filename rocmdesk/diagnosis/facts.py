@@ -1028,8 +1028,13 @@ class HostFacts:
         """(text, line numbers exact, why not read, mtime); a log over the limit is read from its tail."""
         try:
             real = self.root.real_path(path)
-            with open(real, "rb") as fh:
+            # O_NONBLOCK and regular files only: a FIFO planted in a snapshot or --root folder would block
+            # open() forever, and a device node (a link to /dev/zero) would be read without end
+            fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as fh:
                 st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    return None, False, "not a regular file", None
                 fh.seek(0, os.SEEK_END)
                 size = fh.tell()
                 fh.seek(max(0, size - KERNEL_LOG_MAX_BYTES))

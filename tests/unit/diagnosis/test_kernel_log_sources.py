@@ -248,3 +248,24 @@ def test_garbage_btime_in_proc_stat_does_not_crash(tmp_path, stat_text):
     sc.write(root, "/proc/stat", "cpu  1 2 3 4\n" + stat_text)
     facts = HostFacts(HostRoot(root), RecordedRunner())
     assert facts.kernel_log is not None and facts.kernel_log.source == "/var/log/kern.log"
+
+
+def test_fifo_planted_as_kern_log_does_not_hang(tmp_path):
+    import threading
+
+    root = sc.clean_workstation(tmp_path / "root")
+    fifo = root / "var/log/kern.log"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    found = {}
+    reader = threading.Thread(target=lambda: found.update(
+        log=HostFacts(HostRoot(root), journal_runner()).kernel_log), daemon=True)
+    reader.start()
+    reader.join(5)
+    hung = reader.is_alive()
+    if hung:  # release the blocked open() so the thread ends
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        reader.join(5)
+    assert not hung, "opening a FIFO as /var/log/kern.log blocked the diagnosis"
+    assert found["log"].source == JOURNAL_SOURCE  # the FIFO is no log; the journal is read instead
