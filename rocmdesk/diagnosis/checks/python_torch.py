@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shlex
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -87,7 +88,8 @@ def _previous_rocm(env: PythonEnv) -> str | None:
 def pip_command(env: PythonEnv, args: str) -> str:
     """``<interpreter> -m pip <args>``; plain ``python`` (of the activated environment) when the root holds
     no interpreter for it: a path that does not exist is never written into a command."""
-    return f"{env.python or 'python'} -m pip {args}"
+    # quoted: environments often live under folders with spaces ("~/AI tools/venv")
+    return f"{shlex.quote(env.python) if env.python else 'python'} -m pip {args}"
 
 
 def reinstall_command(env: PythonEnv, index: str) -> str:
@@ -347,13 +349,14 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
         node_name = node.rsplit("/", 1)[-1]
         constraints = [f"torch=={torch_version}"] + [f"{n}=={v}" for n in ("torchvision", "torchaudio")
                                                      if (v := env.version_of(n))]
+        requirements = shlex.quote(f"{node}/requirements.txt")
         steps = tuple(filter(None, (
             f"Do not run `pip install -r` on {node_name}'s requirements as they are: pip would replace the ROCm "
             "torch. Leave the node's files unchanged.",
             no_interpreter_step(env),
             f"Write the installed versions to a constraints file, e.g. `{constraints_file_command(constraints)}`.",
             "Install the node's requirements under it: "
-            f"`{pip_command(env, f'install -r {node}/requirements.txt -c ~/rocm-torch-constraints.txt')}` "
+            f"`{pip_command(env, f'install -r {requirements} -c ~/rocm-torch-constraints.txt')}` "
             "(pip then refuses instead of swapping torch).",
             _newer_torch_step(env, gfx_targets))))
         evidence.append(Evidence(f"installed: torch {torch_version} ({env.torch.decided_by})",

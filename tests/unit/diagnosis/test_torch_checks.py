@@ -418,3 +418,15 @@ def test_every_mismatch_finding_has_its_own_steps(tmp_path):
     for root in (tmp_path, other):
         for finding in run(MISMATCH, root).findings:
             assert finding.fix.steps and not any("whl/<index>" in s for s in finding.fix.steps)
+
+
+def test_pip_commands_quote_an_interpreter_path_with_spaces():
+    import shlex
+
+    from rocmdesk.diagnosis.checks.python_torch import pip_command, reinstall_command
+    from rocmdesk.diagnosis.python_envs import PythonEnv
+
+    env = PythonEnv("/home/ann/AI tools/venv", "venv", interpreter="/home/ann/AI tools/venv/bin/python3")
+    words = shlex.split(pip_command(env, "uninstall -y pynvml"))
+    assert words == ["/home/ann/AI tools/venv/bin/python3", "-m", "pip", "uninstall", "-y", "pynvml"]
+    assert shlex.split(reinstall_command(env, "rocm7.2"))[0] == "/home/ann/AI tools/venv/bin/python3"
