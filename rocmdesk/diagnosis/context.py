@@ -40,8 +40,9 @@ class DiagnosisContext:
     # -- kernel ------------------------------------------------------------------------------
     @functools.cached_property
     def kernel_release(self) -> str | None:
-        text = self.read("/proc/sys/kernel/osrelease")
-        return text.strip() if text else None
+        from rocmdesk.diagnosis.facts import kernel_release_of
+
+        return kernel_release_of(self.read("/proc/sys/kernel/osrelease"))
 
     @functools.cached_property
     def cmdline(self) -> str | None:

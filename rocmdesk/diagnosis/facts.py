@@ -44,6 +44,17 @@ SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-
 DKMS_FRAMEWORK_CONF = "/etc/dkms/framework.conf"
 UBUNTU_MOK_CERT = "/var/lib/shim-signed/mok/MOK.der"
 DKMS_MOK_CERT = "/var/lib/dkms/mok.pub"
+# A kernel release as uname -r prints it ("6.8.0-51-generic", "6.10.3-arch1-1", "6.6.0+rpt-rpi-v8"). Anything
+# else (a doctored snapshot) is "unknown": the value is pasted into commands shown to the user.
+_KERNEL_RELEASE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+~-]{0,127}")
+
+
+def kernel_release_of(text: str | None) -> str | None:
+    """/proc/sys/kernel/osrelease's value, or None when missing or not shaped like a release."""
+    value = (text or "").strip()
+    return value if _KERNEL_RELEASE_RE.fullmatch(value) else None
+
+
 _MOK_CERT_RE = re.compile(r"^\s*mok_certificate\s*=\s*(\S+)\s*(?:#.*)?$")
 MOKUTIL_TIMEOUT_S = 5.0
 MOKUTIL_MAX_BYTES = 64 << 10
@@ -640,8 +651,7 @@ class HostFacts:
     def kernel_release(self) -> str | None:
         if self._kernel_release is not None:
             return self._kernel_release
-        text = self.read("/proc/sys/kernel/osrelease")
-        return text.strip() if text else None
+        return kernel_release_of(self.read("/proc/sys/kernel/osrelease"))
 
     # -- distribution ----------------------------------------------------------------------------
     @functools.cached_property
