@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shlex
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import (
@@ -140,7 +141,8 @@ def _not_in_etc(path: str) -> str:
     if path.startswith("/run/"):
         return (f"{path} is written at boot by a program (nothing in /run survives a reboot): find which one "
                 "creates it.")
-    return (f"{path} belongs to an installed package: find it with `dpkg -S {path}` or `rpm -qf {path}` "
+    quoted = shlex.quote(path)  # kmod reads *.conf names with spaces; the command must survive a paste
+    return (f"{path} belongs to an installed package: find it with `dpkg -S {quoted}` or `rpm -qf {quoted}` "
             "and remove that package.")
 
 
@@ -188,8 +190,9 @@ def amdgpu_blacklisted(ctx):
                       (f"Put a `#` in front of the amdgpu line(s) in {path} (as root; keep a copy of the file).",
                        facts.regenerate_initramfs_step(), "Reboot."))
         else:
-            steps = [_not_in_etc(path) + f" Or mask it: create an empty /etc/modprobe.d/{path.rsplit('/', 1)[-1]} "
-                     "(a file there hides the same name).",
+            mask = shlex.quote("/etc/modprobe.d/" + path.rsplit("/", 1)[-1])
+            steps = [_not_in_etc(path) + f" Or mask it: create an empty file with the same name (`sudo touch {mask}`; "
+                     "a file in /etc/modprobe.d hides the same name elsewhere).",
                      facts.regenerate_initramfs_step(), "Reboot."]
             fix = Fix("modprobe-unblacklist-amdgpu-manual", True, tuple(steps))
         outcomes.append(Failed(evidence=[evidence(x) for x in lines], subject=path, fix=fix,

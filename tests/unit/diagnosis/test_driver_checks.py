@@ -505,3 +505,13 @@ def test_loaded_but_unbound_gpu_gets_steps_for_that_case(root):
     sc.unload_amdgpu(root)
     finding = only_finding(sc.run_check(root, "amdgpu-not-loaded"))
     assert any("modprobe amdgpu" in s for s in finding.fix.steps), "not loaded: the generic steps"
+
+
+def test_package_file_steps_quote_a_name_with_spaces(root):
+    """kmod reads *.conf names with spaces; the shown commands must survive a copy and paste."""
+    sc.unload_amdgpu(root)
+    sc.blacklist_amdgpu(root, "/usr/lib/modprobe.d/amdgpu off.conf", "blacklist amdgpu")
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    steps = " ".join(finding.fix.steps)
+    assert "`dpkg -S '/usr/lib/modprobe.d/amdgpu off.conf'`" in steps
+    assert "`sudo touch '/etc/modprobe.d/amdgpu off.conf'`" in steps
