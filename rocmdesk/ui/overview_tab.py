@@ -38,7 +38,6 @@ from rocmdesk.ui.widgets import (
     MeterBar,
     Sparkline,
     ValueLabel,
-    set_property,
     set_text,
     set_tooltip,
 )
@@ -157,7 +156,6 @@ class GpuCard(QtWidgets.QFrame):
     def __init__(self, info: GpuInfo, unit: str = "C", parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("gpuCard")
-        self.setProperty("state", "ok")
         self.info = info
         self.unit = unit
         self.sample: GpuSample | None = None
@@ -299,8 +297,7 @@ class GpuCard(QtWidgets.QFrame):
         """"ok", "stale" (backend not answering) or "gone" (GPU no longer present)."""
         if state != self.state:
             self.update()
-        self.state = state
-        set_property(self, "state", state)
+        self.state = state  # paintEvent draws the border for it (no style-sheet rule depends on it)
         text = {"ok": "", "stale": "STALE", "gone": "REMOVED"}.get(state, state.upper())
         set_text(self.state_chip, text)
         set_tooltip(self.state_chip, detail)

@@ -25,16 +25,6 @@ def set_tooltip(widget: QtWidgets.QWidget, text: str) -> None:
         widget.setToolTip(text)
 
 
-def set_property(widget: QtWidgets.QWidget, name: str, value: object) -> None:
-    """Change a style-sheet property and re-polish, only when it changes."""
-    if widget.property(name) == value:
-        return
-    widget.setProperty(name, value)
-    style = widget.style()
-    style.unpolish(widget)
-    style.polish(widget)
-
-
 class MeterBar(QtWidgets.QWidget):
     """A thin horizontal gauge: fraction 0..1 in a colour, or an empty hatched trough for N/A."""
 
@@ -182,7 +172,7 @@ class ValueLabel(QtWidgets.QWidget):
 
     A QLabel styled per value (``setStyleSheet("color: …")``) re-polishes on each colour change and,
     being transparent, makes Qt repaint its parents under it every second; this paints only itself.
-    N/A is shown muted and italic, like the style sheet's ``[na="true"]`` labels.
+    N/A is shown muted and italic (normal weight); a value semi-bold in the theme's text or level colour.
     """
 
     def __init__(self, widest: str, parent: QtWidgets.QWidget | None = None, text: str = "") -> None:
