@@ -1,3 +1,19 @@
 """Words every surface shows the same way (window, reports, command line), kept in the Qt-free core."""
 
 NA = "N/A"  # a value that is not available; the reason goes beside it (a tooltip, a footnote), never a 0
+
+
+def short_gpu_name(name: str) -> str:
+    """The marketing name without the vendor words every AMD GPU shares ("MI300X", "RX 7900 XTX")."""
+    short = name
+    for word in ("AMD ", "Radeon ", "Instinct "):
+        short = short.replace(word, "")
+    return short.strip() or name
+
+
+def gpu_label(info: object) -> str:
+    """The one label of a GPU in every view (cards, legend, menus, processes, banner, report charts): its
+    DRM card, as /sys/class/drm and the kernel log name it, and its short name: "card1 · MI300X"."""
+    card = getattr(info, "card", "") or getattr(info, "pci", "") or "GPU"
+    name = str(getattr(info, "name", "") or "")
+    return f"{card} · {short_gpu_name(name)}" if name else card

@@ -20,6 +20,8 @@ from functools import cache
 
 import numpy as np
 
+from rocmdesk.wording import gpu_label
+
 # -- font -------------------------------------------------------------------------------------
 
 
@@ -444,17 +446,6 @@ def _value(merged: dict, key: str) -> float:
 
 # the smallest y span per chart key, so a flat line gets round ticks around it (see value_axis)
 MIN_SPAN: dict[str, float] = {"temperature": 10.0, "power_w": 10.0, "vram_used_gib": 1.0}
-
-
-def gpu_label(info) -> str:
-    """"card1 · MI300X": the label the window uses for a GPU (without the vendor words every AMD GPU shares)."""
-    name = str(getattr(info, "name", "") or "")
-    short = name
-    for word in ("AMD ", "Radeon ", "Instinct "):
-        short = short.replace(word, "")
-    short = short.strip() or name
-    card = getattr(info, "card", "") or getattr(info, "pci", "") or "GPU"
-    return f"{card} · {short}" if short else card
 
 
 def series_of(recording, key: str) -> list[Series]:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import enum
 import math
 
-from rocmdesk.wording import NA
+# one wording for every surface, defined in the Qt-free core; re-exported here for the tabs
+from rocmdesk.wording import NA as NA
+from rocmdesk.wording import gpu_label as gpu_label
+from rocmdesk.wording import short_gpu_name as short_gpu_name
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -135,19 +138,3 @@ SENSOR_ORDER = ("junction", "edge", "mem")
 def ordered_sensors(labels: object) -> list[str]:
     known = [s for s in SENSOR_ORDER if s in labels]  # type: ignore[operator]
     return known + sorted(s for s in labels if s not in SENSOR_ORDER)  # type: ignore[union-attr]
-
-
-def short_gpu_name(name: str) -> str:
-    """The marketing name without the vendor words every AMD GPU shares ("MI300X", "RX 7900 XTX")."""
-    short = name
-    for word in ("AMD ", "Radeon ", "Instinct "):
-        short = short.replace(word, "")
-    return short.strip() or name
-
-
-def gpu_label(info: object) -> str:
-    """The one label of a GPU in every view (cards, legend, menus, processes, banner): its DRM card, as
-    /sys/class/drm and the kernel log name it, and its short name: "card1 · MI300X"."""
-    card = getattr(info, "card", "") or getattr(info, "pci", "") or "GPU"
-    name = str(getattr(info, "name", "") or "")
-    return f"{card} · {short_gpu_name(name)}" if name else card
