@@ -1,6 +1,7 @@
 # Install rocmdesk on distributions without a package (Fedora, Arch, openSUSE, ...).
 #
-#   sudo make install                 app in a private venv under $(PREFIX), helper, policy, menu entry
+#   sudo make install                 app in a private venv under $(PREFIX), helper, policy, menu entry,
+#                                     the exporter's systemd unit (disabled) with rules and dashboard
 #   sudo make install-helper          only the root helper and polkit policy (for a pipx install)
 #   sudo make uninstall
 #
@@ -27,6 +28,12 @@ install-app:
 	install -D -m 0644 packaging/org.rocmdesk.RocmDesk.desktop $(DESTDIR)$(PREFIX)/share/applications/org.rocmdesk.RocmDesk.desktop
 	install -D -m 0644 packaging/org.rocmdesk.RocmDesk.metainfo.xml $(DESTDIR)$(PREFIX)/share/metainfo/org.rocmdesk.RocmDesk.metainfo.xml
 	install -D -m 0644 resources/icons/rocmdesk.svg $(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps/rocmdesk.svg
+	sed 's|^ExecStart=/usr/bin/rocmdesk|ExecStart=$(PREFIX)/bin/rocmdesk|' packaging/systemd/rocmdesk-exporter.service > rocmdesk-exporter.service.tmp
+	install -D -m 0644 rocmdesk-exporter.service.tmp $(DESTDIR)/etc/systemd/system/rocmdesk-exporter.service
+	rm -f rocmdesk-exporter.service.tmp
+	for f in packaging/prometheus/*.yml packaging/grafana/*.json; do \
+	  install -D -m 0644 $$f $(DESTDIR)$(PREFIX)/share/rocmdesk/$$(basename $$(dirname $$f))/$$(basename $$f); \
+	done
 	for png in resources/icons/hicolor/*/apps/rocmdesk.png; do \
 	  size=$$(basename $$(dirname $$(dirname $$png))); \
 	  install -D -m 0644 $$png $(DESTDIR)$(PREFIX)/share/icons/hicolor/$$size/apps/rocmdesk.png; \
@@ -41,7 +48,7 @@ install-helper:
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/lib/rocmdesk $(DESTDIR)$(PREFIX)/share/rocmdesk
-	rm -f $(DESTDIR)$(PREFIX)/bin/rocmdesk
+	rm -f $(DESTDIR)$(PREFIX)/bin/rocmdesk $(DESTDIR)/etc/systemd/system/rocmdesk-exporter.service
 	rm -f $(DESTDIR)$(PREFIX)/share/applications/org.rocmdesk.RocmDesk.desktop
 	rm -f $(DESTDIR)$(PREFIX)/share/metainfo/org.rocmdesk.RocmDesk.metainfo.xml
 	rm -f $(DESTDIR)$(PREFIX)/share/icons/hicolor/*/apps/rocmdesk.png $(DESTDIR)$(PREFIX)/share/icons/hicolor/scalable/apps/rocmdesk.svg

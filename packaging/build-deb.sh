@@ -70,6 +70,11 @@ fi
 install -m 0644 "$here/org.rocmdesk.RocmDesk.desktop" "$pkg/usr/share/applications/"
 install -m 0644 "$here/org.rocmdesk.RocmDesk.metainfo.xml" "$pkg/usr/share/metainfo/"
 install -D -m 0644 "$top/resources/icons/rocmdesk.svg" "$pkg/usr/share/icons/hicolor/scalable/apps/rocmdesk.svg"
+# The Prometheus exporter's unit (installed disabled), alerting rules and Grafana dashboard.
+install -D -m 0644 "$here/systemd/rocmdesk-exporter.service" "$pkg/lib/systemd/system/rocmdesk-exporter.service"
+for f in "$here"/prometheus/*.yml "$here"/grafana/*.json; do
+  install -D -m 0644 "$f" "$pkg/usr/share/rocmdesk/$(basename "$(dirname "$f")")/$(basename "$f")"
+done
 for png in "$top"/resources/icons/hicolor/*/apps/rocmdesk.png; do
   size="$(basename "$(dirname "$(dirname "$png")")")"
   install -D -m 0644 "$png" "$pkg/usr/share/icons/hicolor/$size/apps/rocmdesk.png"
@@ -95,7 +100,7 @@ Priority: optional
 Architecture: ${arch}
 Maintainer: rocmdesk developers <rocmdesk@users.noreply.github.com>
 Installed-Size: ${size_kb}
-Depends: python3 (>= ${pyver}), python3 (<< ${pyver%.*}.$(( ${pyver#*.} + 1 ))), python3-psutil, python3-pyudev, python3-yaml, python3-packaging, python3-platformdirs, python3-zstandard, python3-lz4, pkexec | policykit-1, libegl1, libgl1, libxkbcommon0, libxkbcommon-x11-0, libfontconfig1, libdbus-1-3, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1, libxcb-shape0, libxcb-render-util0, libxcb-image0
+Depends: python3 (>= ${pyver}), python3 (<< ${pyver%.*}.$(( ${pyver#*.} + 1 ))), python3-psutil, python3-pyudev, python3-yaml, python3-packaging, python3-platformdirs, python3-zstandard, python3-lz4, python3-prometheus-client (>= 0.16), pkexec | policykit-1, libegl1, libgl1, libxkbcommon0, libxkbcommon-x11-0, libfontconfig1, libdbus-1-3, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1, libxcb-shape0, libxcb-render-util0, libxcb-image0
 Recommends: rocm-smi
 Homepage: https://github.com/rocmdesk/rocmdesk
 Description: AMD GPU monitor and ROCm setup doctor

@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "screenshot": ("rocmdesk.commands.screenshot", "save a PNG of a window tab, rendered offscreen"),
     "capture": ("rocmdesk.commands.capture", "save a redacted support bundle"),
     "report": ("rocmdesk.commands.report", "write an HTML or Markdown report"),
+    "exporter": ("rocmdesk.commands.exporter", "serve GPU readings and findings to Prometheus"),
 }
 
 

@@ -7,12 +7,14 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh  # SUDO, QT_RUNTIME, apt_install
 
 # System packages: Qt's runtime libraries (offscreen and Xvfb), the real rocm-smi (the oracle test),
-# compressors for the initramfs tests, D-Bus/polkit/validators for the packaging checks.
+# compressors for the initramfs tests, D-Bus/polkit/validators for the packaging checks, Prometheus,
+# promtool and node_exporter for the exporter's test against the real server.
 DEB_PACKAGES=(
   python3-venv python3-pip
   "${QT_RUNTIME[@]}"
   xvfb xauth rocm-smi util-linux cpio zstd lz4 xz-utils gzip
   desktop-file-utils appstream dbus polkitd pkexec dpkg-dev fakeroot chromium
+  prometheus prometheus-node-exporter
 )
 apt_install "${DEB_PACKAGES[@]}"
 

@@ -1,0 +1,1 @@
+"""Prometheus exporter: the window's sampler and the diagnosis engine, served as ``/metrics``."""
