@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmdesk.diagnosis.target import DiagnosisTarget
 from rocmdesk.fixes.actions import HELPER_PATH, PKEXEC_CANDIDATES, POLKIT_POLICY_NAME, check_shape, is_privileged
+from rocmdesk.fixes.guard import require_live
 from rocmdesk.fixes.plan import FixPlan, PlanError, parse_helper_json, plan_from_helper_output
 from rocmdesk.host import CommandRunner
 
@@ -79,8 +81,10 @@ def helper_status(root: str = "/", helper_path: str = HELPER_PATH) -> HelperStat
 
 
 def pkexec_argv(action: Sequence[str], pkexec: str = PKEXEC_CANDIDATES[0],
-                helper_path: str = HELPER_PATH) -> list[str]:
-    """The exact argv Apply runs; only helper actions, never a user-level fix."""
+                helper_path: str = HELPER_PATH, *, target: DiagnosisTarget) -> list[str]:
+    """The exact argv Apply runs; only helper actions, never a user-level fix, only for the live machine
+    (``target``; NotThisMachine otherwise)."""
+    require_live(target, "the root helper")
     action = list(action)
     check_shape(action)
     if not is_privileged(action):
@@ -90,8 +94,10 @@ def pkexec_argv(action: Sequence[str], pkexec: str = PKEXEC_CANDIDATES[0],
     return [pkexec, helper_path, *action]
 
 
-def preview_argv(action: Sequence[str], helper_path: str = HELPER_PATH) -> list[str]:
-    """The helper's read-only plan, run as the user (no pkexec)."""
+def preview_argv(action: Sequence[str], helper_path: str = HELPER_PATH, *, target: DiagnosisTarget) -> list[str]:
+    """The helper's read-only plan, run as the user (no pkexec). The helper reads this machine's files, so
+    it is asked only for the live machine (``target``; NotThisMachine otherwise)."""
+    require_live(target, "the helper's preview")
     action = list(action)
     check_shape(action)
     if not is_privileged(action):
@@ -100,10 +106,12 @@ def preview_argv(action: Sequence[str], helper_path: str = HELPER_PATH) -> list[
 
 
 def preview(action: Sequence[str], runner: CommandRunner | None = None,
-            helper_path: str = HELPER_PATH) -> FixPlan:
-    """Ask the helper (unprivileged) what the fix would change right now. Raises PlanError."""
+            helper_path: str = HELPER_PATH, *, target: DiagnosisTarget) -> FixPlan:
+    """Ask the helper (unprivileged) what the fix would change right now on the live machine.
+    Raises PlanError, or NotThisMachine for any other target (before anything runs)."""
+    argv = preview_argv(action, helper_path, target=target)
     runner = runner or CommandRunner(default_timeout=PREVIEW_TIMEOUT_S)
-    result = runner.run(preview_argv(action, helper_path), timeout=PREVIEW_TIMEOUT_S)
+    result = runner.run(argv, timeout=PREVIEW_TIMEOUT_S)
     if result.error:
         raise PlanError(f"could not ask the helper for a preview: {result.error}")
     return plan_from_helper_output(tuple(action), result.stdout)
