@@ -132,7 +132,7 @@ def build_report(root: HostRoot, *, diagnosis: Any = None, history: Any = None, 
                  python_envs: Sequence[str] = (), processes: Sequence[Any] | None = None,
                  now: float | None = None, telemetry_source: str | None = None) -> ReportData:
     """Gather a report of ``root``; runs the diagnosis unless its result is given."""
-    from rocmdesk.report.bundle import diagnosis_function
+    from rocmdesk.report.collect import diagnosis_function
 
     notes: list[str] = []
     if diagnosis is None:

@@ -393,11 +393,15 @@ class GpuCard(QtWidgets.QFrame):
             self.busy.show_value(NA, "", reason_of(na, "gpu_busy_percent"))
             self.busy.bar.set_value(None, pal.muted, pal.surface_alt)
 
-        # clocks
-        if is_number(s.sclk_mhz):
-            detail = f"mem {fmt_mhz(s.mclk_mhz)}" if is_number(s.mclk_mhz) else ""
-            self.clocks.show_value(fmt_mhz(s.sclk_mhz), detail,
-                                   "" if is_number(s.mclk_mhz) else f"memory clock: {reason_of(na, 'mclk_mhz')}")
+        # clocks: the actual clock; where the GPU reports none, its active DPM level, said as such
+        sclk, sclk_level = (s.sclk_mhz, "") if is_number(s.sclk_mhz) else (s.sclk_dpm_mhz, " (DPM level)")
+        mclk, mclk_level = (s.mclk_mhz, "") if is_number(s.mclk_mhz) else (s.mclk_dpm_mhz, " level")
+        if is_number(sclk):
+            detail = f"mem {fmt_mhz(mclk)}{mclk_level}" if is_number(mclk) else ""
+            tip = "" if is_number(mclk) else f"memory clock: {reason_of(na, 'mclk_mhz')}"
+            if sclk_level:
+                tip = f"actual clock: {reason_of(na, 'sclk_mhz')}; shown: the active DPM level. {tip}".strip()
+            self.clocks.show_value(fmt_mhz(sclk) + sclk_level.replace(" (DPM level)", " lvl"), detail, tip)
         else:
             self.clocks.show_value(NA, "", reason_of(na, "sclk_mhz"))
 
