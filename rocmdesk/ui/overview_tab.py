@@ -438,6 +438,13 @@ class OverviewTab(QtWidgets.QWidget):
         self.grid.addWidget(self.empty, 0, 0)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        # a recording shows its last sample with that sample's time, never "now"
+        self.recorded = QtWidgets.QLabel("", self)
+        self.recorded.setObjectName("recordedNote")
+        self.recorded.setAccessibleName("Recorded sample")
+        self.recorded.setVisible(False)
+        lay.addWidget(self.recorded)
         lay.addWidget(self.scroll)
         self._pending: Snapshot | None = None
         self._columns = 0
@@ -510,6 +517,12 @@ class OverviewTab(QtWidgets.QWidget):
 
     # -- samples -------------------------------------------------------------------------------------
     def on_snapshot(self, snapshot: Snapshot) -> None:
+        feed = self.ctx.feed
+        if getattr(feed, "frozen", False):
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snapshot.timestamp))
+            set_text(self.recorded, f"Last recorded sample, {stamp} — snapshot {feed.recorded_text()}; "
+                                    "nothing is sampled now")
+            self.recorded.setVisible(True)
         if not self.isVisible():
             self._pending = snapshot  # refresh on show: a hidden tab costs nothing
             return
