@@ -5,6 +5,7 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     driver,
     environment,
     gpu_support,
+    hardware,
     initramfs,
     permissions,
     python_torch,
