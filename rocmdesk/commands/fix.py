@@ -154,7 +154,20 @@ def _live_preview(plan: Any, err: TextIO) -> tuple[list, list, str] | int | None
     return list(helper_plan.raw), list(helper_plan.undo), "the helper's --preview on this machine"
 
 
+_CONTROL = {c: "?" for c in (*range(0, 9), *range(11, 32), 0x7F, *range(0x80, 0xA0))}
+
+
+def _printable(text: str) -> str:
+    """Text from another machine's files (paths, diffs) without terminal control characters (an ESC in a file
+    name must not recolour or rewrite the admin's terminal); newlines and tabs stay."""
+    return text.translate(_CONTROL)
+
+
 def _text(plan: Any, data: dict, applying: bool = False) -> str:
+    return _printable(_plain(plan, data, applying))
+
+
+def _plain(plan: Any, data: dict, applying: bool = False) -> str:
     lines = [plan.text(), ""]
     if data.get("undo_plan"):
         lines.append("The window's Undo (and `rocmdesk fix` after an apply) would:")

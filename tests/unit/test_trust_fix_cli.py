@@ -217,3 +217,12 @@ def test_a_manual_only_fix_gives_steps_and_a_script_that_runs_nothing(tmp_path):
     code = [line for line in script.splitlines() if line and not line.startswith("#")]
     assert code == ["set -eu", "exit 0"]
     assert subprocess.run(["/bin/sh", "-n"], input=script, text=True, timeout=10).returncode == 0
+
+
+def test_terminal_control_characters_from_another_machine_are_not_printed(tmp_path, capsys):
+    root = sc.clean_workstation(tmp_path / "root")
+    evil = "/etc/X11/xorg.conf.d/\x1b]0;owned\x07\x1b[2J.conf"
+    sc.xorg_conf(root, evil, "nvidia")
+    code, out, _err = run_cli(capsys, "xorg-driver-conflict", "--root", str(root), "--subject", evil)
+    assert code == 0 and "rocmdesk-disabled" in out
+    assert "\x1b" not in out and "\x07" not in out
