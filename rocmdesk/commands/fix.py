@@ -154,7 +154,20 @@ def _live_preview(plan: Any, err: TextIO) -> tuple[list, list, str] | int | None
     return list(helper_plan.raw), list(helper_plan.undo), "the helper's --preview on this machine"
 
 
+_CONTROL = {c: "?" for c in (*range(0, 9), *range(11, 32), 0x7F, *range(0x80, 0xA0))}
+
+
+def _printable(text: str) -> str:
+    """Text from another machine's files (paths, diffs) without terminal control characters (an ESC in a file
+    name must not recolour or rewrite the admin's terminal); newlines and tabs stay."""
+    return text.translate(_CONTROL)
+
+
 def _text(plan: Any, data: dict, applying: bool = False) -> str:
+    return _printable(_plain(plan, data, applying))
+
+
+def _plain(plan: Any, data: dict, applying: bool = False) -> str:
     lines = [plan.text(), ""]
     if data.get("undo_plan"):
         lines.append("The window's Undo (and `rocmdesk fix` after an apply) would:")
@@ -198,13 +211,15 @@ def _apply(plan: Any, data: dict, args: argparse.Namespace, out: TextIO, err: Te
 
 def _apply_helper(plan: Any, err: TextIO) -> tuple[int, dict]:
     from rocmdesk.fixes import client
+    from rocmdesk.fixes.action_notes import undo_command
 
     status = client.helper_status()
     if not status.ready:
         return EXIT_REFUSED, {"kind": "not-installed", "message": status.message}
     outcome = client.apply_in_terminal(plan.action, target=plan.target, pkexec=status.pkexec or
                                        client.PKEXEC_CANDIDATES[0])
-    message = outcome.message + (f" Undo id {outcome.undo_id} (undo in the window: Tuning → Changes)."
+    message = outcome.message + (f" Undo id {outcome.undo_id}: in the window Tuning → Changes → Undo, or from any "
+                                 f"terminal or text console: {undo_command(outcome.undo_id)}"
                                  if outcome.undo_id else "")
     return (EXIT_OK if outcome.ok else EXIT_REFUSED,
             {"kind": outcome.kind.value, "message": message, "undo_id": outcome.undo_id, "changes": outcome.changes})

@@ -206,3 +206,24 @@ def test_fix_is_a_subcommand():
     assert "fix" in SUBCOMMANDS
     assert build_parser(["fix", "x"]).parse_args(["fix", "some-finding"]).command == "fix"
     assert Path(__file__).exists()
+
+
+def test_a_manual_only_fix_gives_steps_and_a_script_that_runs_nothing(tmp_path):
+    finding = Finding("small-bar", Severity.INFO, "Resizable BAR is off", "e",
+                      fix=Fix("enable-rebar", True, ("Enable Resizable BAR in the firmware setup.",)))
+    plan = plan_for_finding(finding, root_target(str(tmp_path)))
+    assert plan.action is None and not plan.applicable and plan.commands == []
+    assert "Enable Resizable BAR" in plan.text()
+    script = render_script(plan)
+    code = [line for line in script.splitlines() if line and not line.startswith("#")]
+    assert code == ["set -eu", "exit 0"]
+    assert subprocess.run(["/bin/sh", "-n"], input=script, text=True, timeout=10).returncode == 0
+
+
+def test_terminal_control_characters_from_another_machine_are_not_printed(tmp_path, capsys):
+    root = sc.clean_workstation(tmp_path / "root")
+    evil = "/etc/X11/xorg.conf.d/\x1b]0;owned\x07\x1b[2J.conf"
+    sc.xorg_conf(root, evil, "nvidia")
+    code, out, _err = run_cli(capsys, "xorg-driver-conflict", "--root", str(root), "--subject", evil)
+    assert code == 0 and "rocmdesk-disabled" in out
+    assert "\x1b" not in out and "\x07" not in out
