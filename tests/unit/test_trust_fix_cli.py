@@ -201,9 +201,10 @@ def test_no_agent_message_names_the_terminal_way(tmp_path):
 
 
 def test_fix_is_a_subcommand():
-    from rocmdesk.cli import _available_subcommands
+    from rocmdesk.cli import SUBCOMMANDS, build_parser
 
-    assert "fix" in _available_subcommands()
+    assert "fix" in SUBCOMMANDS
+    assert build_parser(["fix", "x"]).parse_args(["fix", "some-finding"]).command == "fix"
     assert Path(__file__).exists()
 
 
