@@ -227,3 +227,32 @@ def test_terminal_control_characters_from_another_machine_are_not_printed(tmp_pa
     code, out, _err = run_cli(capsys, "xorg-driver-conflict", "--root", str(root), "--subject", evil)
     assert code == 0 and "rocmdesk-disabled" in out
     assert "\x1b" not in out and "\x07" not in out
+
+
+def test_demo_machine_steps_only(shared, tmp_path, capsys, monkeypatch):
+    """``--demo NAME`` opens the shipped demo machine (a bundle in resources/demo) as the demo: steps only."""
+    from rocmdesk.resources import resources_dir
+
+    _root, bundle = shared
+    resources = tmp_path / "resources"
+    (resources / "demo").mkdir(parents=True)
+    for name in os.listdir(resources_dir()):
+        if name != "demo":
+            os.symlink(resources_dir() / name, resources / name)
+    for name in os.listdir(resources_dir() / "demo"):
+        os.symlink(resources_dir() / "demo" / name, resources / "demo" / name)
+    target = resources / "demo" / "test-box.machine.tar.gz"
+    if target.is_symlink():
+        target.unlink()
+    os.symlink(bundle, target)
+    monkeypatch.setenv("ROCMDESK_RESOURCES", str(resources))
+    code, out, err = run_cli(capsys, "xorg-driver-conflict", "--demo", "test-box", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["target"]["kind"] == "demo" and data["target"]["source"] == "test-box"
+    assert data["applicable"] is False and data["changes"][0]["kind"] == "rename"
+    with no_process(monkeypatch) as attempts:
+        code, out, err = run_cli(capsys, "xorg-driver-conflict", "--demo", "test-box", "--apply")
+    assert code == 2 and out == "" and "demo machine is not this machine" in err and attempts == []
+    assert run_cli(capsys, "xorg-driver-conflict", "--demo", "no-such-demo")[0] == 2
+    assert run_cli(capsys, "xorg-driver-conflict", "--demo", "../../etc/passwd")[0] == 2
