@@ -19,7 +19,8 @@ from rocmdesk.diagnosis.gfx import (
     parse_override,
     suggested_override,
 )
-from rocmdesk.diagnosis.model import Evidence
+from rocmdesk.diagnosis.model import Evidence, Severity
+from rocmdesk.diagnosis.override_plan import mixed_plan, right_value
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +83,9 @@ def _describe(gpu: GpuFact) -> str:
 
 
 def _right_value(gfx: GfxVersion) -> str | None:
-    """What the override should be for this GPU: nothing when it is supported natively."""
-    if is_supported(gfx.target):
-        return None
-    return suggested_override(gfx.target) or gfx.override_string
+    """What the override should be for this GPU: nothing when it is supported natively, and nothing when no override
+    makes it work (its own unsupported version is no fix)."""
+    return right_value(gfx)
 
 
 @check("hsa-override-mismatch", AREA)
@@ -101,10 +101,10 @@ def hsa_override_mismatch(ctx):
     for s in settings:
         version, problem = parse_override(s.value)
         if version is None:
-            outcomes.append(Failed(evidence=[setting_evidence(s)], subject=s.scope,
+            outcomes.append((s.name, Failed(evidence=[setting_evidence(s)], subject=s.scope,
                                    details=f"The value is malformed: {problem}. The runtime rejects it "
                                            f"(\"{OVERRIDE} {s.value} is invalid\").",
-                                   fix_steps=change_steps(s, None)))
+                                   fix_steps=change_steps(s, None))))
             continue
         m = _NODE_OVERRIDE_RE.match(s.name)
         if m:
@@ -114,12 +114,12 @@ def hsa_override_mismatch(ctx):
                 if node is None or node.gfx is None:
                     gpu_nodes = ", ".join(_describe(g) for g in gpus) or "none"
                     what = "is a CPU" if node is not None else "does not exist"
-                    outcomes.append(Failed(
+                    outcomes.append((s.name, Failed(
                         evidence=[setting_evidence(s)], subject=s.scope,
                         details=f"KFD node {node_id} {what}, so this override does nothing. The number is the "
                                 "KFD topology node id: CPU nodes come first, so the first GPU is usually node 1 "
                                 f"(GPU nodes here: {gpu_nodes}).",
-                        fix_steps=change_steps(s, None)))
+                        fix_steps=change_steps(s, None))))
                     continue
             targets = [g for g in gpus if g.kfd_node == node_id]
         else:
@@ -130,23 +130,72 @@ def hsa_override_mismatch(ctx):
             fine.append(f"{s.name}={s.value} ({s.scope}): no GPU gfx target known to compare with")
             continue
         wrong = [g for g in targets if g.gfx != version and g.gfx.family != version.family]
+        if not m and wrong and len(wrong) < len(targets):
+            # right for some GPUs, wrong for others: never move the value to another GPU's (issue 12, item 1)
+            plan = mixed_plan(facts, s.value, version, targets, facts.rocm_version,
+                              for_ollama="ollama" in s.scope.lower())
+            outcomes.append((s.name, Failed(
+                evidence=[setting_evidence(s)], subject=s.scope, severity=Severity.WARNING,
+                title=f"{OVERRIDE}={s.value} fits only some of this machine's GPUs",
+                details=" ".join(plan.words) or None, fix_steps=plan_steps(s, plan))))
+            continue
         if not wrong:
             fine.append(f"{s.name}={s.value} ({s.scope}) is in the family of every GPU it applies to")
             continue
         lines = []
         for g in wrong:
             right = _right_value(g.gfx)
-            advice = ("it is supported natively and needs no override" if right is None
-                      else f"the right value is {right}")
+            if right is not None:
+                advice = f"the right value is {right}"
+            elif is_supported(g.gfx.target):
+                advice = "it is supported natively and needs no override"
+            else:
+                advice = "no override makes ROCm work on it (see gpu-not-supported-by-rocm)"
             lines.append(f"{s.value} is {version.family}, but GPU {_describe(g)} is {g.gfx.family}; {advice}.")
         if not m and len({g.gfx.family for g in gpus}) > 1:
             lines.append(f"This machine mixes GPU families: use one {OVERRIDE}_<KFD node id> per GPU instead "
                          "of the global variable.")
         right_values = {_right_value(g.gfx) for g in wrong}
         wanted = right_values.pop() if len(right_values) == 1 else None
-        outcomes.append(Failed(evidence=[setting_evidence(s)], subject=s.scope, details=" ".join(lines),
-                               fix_steps=change_steps(s, wanted)))
-    return outcomes or Passed("; ".join(fine))
+        outcomes.append((s.name, Failed(evidence=[setting_evidence(s)], subject=s.scope, details=" ".join(lines),
+                                        fix_steps=change_steps(s, wanted))))
+    return merge_by_variable(outcomes) or Passed("; ".join(fine))
+
+
+def merge_by_variable(named: list[tuple[str, Failed]]) -> list[Failed]:
+    """One finding per variable and verdict: every place that sets it is evidence, each place's step is kept."""
+    merged: dict[tuple[str, str | None, str | None], Failed] = {}
+    for name, failed in named:
+        key = (name, failed.title, failed.details)
+        if key not in merged:
+            merged[key] = failed
+            continue
+        first = merged[key]
+        first.evidence.extend(e for e in failed.evidence if e not in first.evidence)
+        first.fix_steps = tuple(dict.fromkeys((*(first.fix_steps or ()), *(failed.fix_steps or ()))))
+        if failed.subject != first.subject:
+            first.subject = f"{name}, set in {len(first.evidence)} places"
+    return list(merged.values())
+
+
+def plan_steps(s: EnvSetting, plan) -> tuple[str, ...]:
+    """Where and what to set for a mixed-family plan, in the place the variable is set now."""
+    lines = [f"{n}={v}" for n, v in plan.set_vars]
+    if not lines:
+        return change_steps(s, None)
+    unit = s.scope if s.scope.endswith(".service") else None
+    if unit:
+        body = " and ".join(f'`Environment="{line}"`' for line in lines)
+        steps = [f"Run `sudo systemctl edit {unit}` and add under [Service] {body}"
+                 + ("" if plan.keep_global else f" (and remove {s.name}={s.value} from {s.where})") + ".",
+                 f"Run `sudo systemctl restart {unit}`."]
+        return tuple(steps)
+    if s.path.startswith("/proc/"):
+        return (f"Where {s.scope} is started, set " + " and ".join(f"`{x}`" for x in lines)
+                + ("" if plan.keep_global else f" instead of {s.name}={s.value}") + ".", "Restart the program.")
+    export = "; ".join(f"export {line}" for line in lines)
+    return (f"Edit {s.where} and add `{export}`" + ("" if plan.keep_global else f" in place of {s.name}={s.value}")
+            + ".", "Open a new terminal (or log out and in) so it takes effect.")
 
 
 # -- hsa-override-suggested ---------------------------------------------------------------------------------
