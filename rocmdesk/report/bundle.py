@@ -238,7 +238,7 @@ def _redacted_member(raw: RawMember, red: Redactor, gids: frozenset[int]) -> Mem
 
 
 def modules_member(records: dict, red: Redactor, now: float) -> Member:
-    from rocmdesk.report.initramfs_listing import MODULES_NAME
+    from rocmdesk.diagnosis.initramfs_listing import MODULES_NAME
 
     data = dict(records, modules={red.path(p): r for p, r in records["modules"].items()},
                 notes=[red.text(n) for n in records["notes"]])

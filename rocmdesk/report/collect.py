@@ -378,7 +378,7 @@ class Collector:
             self.notes.append(f"/{real} could not be read on the source machine ({exc.strerror or exc})")
             return
         if len(data) > limit and filters.module_name(real) is not None and real.startswith(_MODULE_TREES):
-            from rocmdesk.report.initramfs_listing import standin
+            from rocmdesk.diagnosis.initramfs_listing import standin
 
             self.members[real] = RawMember(real, "file", f"{why} (stand-in: the module's size, sha256 and "
                                            "modinfo are recorded in rocmdesk/initramfs/modules.json)",
@@ -523,8 +523,9 @@ def _add_gpu_trees(col: Collector) -> None:
     devices = col.root.listdir("/sys/bus/pci/devices")
     for bdf in devices:
         base = f"/sys/bus/pci/devices/{bdf}"
-        vendor = (col.root.try_read_text(f"{base}/vendor") or "").strip().lower()
-        klass = (col.root.try_read_text(f"{base}/class") or "").strip().lower()
+        # some boards' sysfs reads come NUL-padded to a page (the real RX 6900 XT dump): not a reason to drop the GPU
+        vendor = (col.root.try_read_text(f"{base}/vendor") or "").replace("\x00", "").strip().lower()
+        klass = (col.root.try_read_text(f"{base}/class") or "").replace("\x00", "").strip().lower()
         if vendor != "0x1002":
             continue
         if klass and not klass.startswith(("0x03", "0x12")):
@@ -553,7 +554,7 @@ def _initramfs_listings(root: HostRoot, col: Collector) -> list[tuple[str, str, 
     if not images:
         return out
     try:
-        from rocmdesk.report.initramfs_listing import list_image_lines
+        from rocmdesk.diagnosis.initramfs_listing import list_image_lines
     except ImportError:
         col.notes.append("no initramfs reader in this build: initramfs listings not captured")
         return out
@@ -575,7 +576,7 @@ def _module_records(root: HostRoot, col: Collector) -> dict | None:
     kver = (root.try_read_text("/proc/sys/kernel/osrelease") or "").strip()
     if not kver or "/" in kver:
         return None
-    from rocmdesk.report.initramfs_listing import module_records
+    from rocmdesk.diagnosis.initramfs_listing import module_records
 
     records = module_records(root, kver)
     if not records["modules"] and not records["notes"]:
