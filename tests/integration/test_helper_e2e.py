@@ -161,7 +161,8 @@ def test_findings_fix_recheck_green_and_undo_to_identical_bytes(host):
     assert snapshot(host, "etc", "sys") == before, "undo restores every byte"
     assert check(host, "amdgpu-blacklisted").status is Status.FAIL
     audit = [json.loads(line) for line in (host / "var/log/rocmdesk/audit.log").read_text().splitlines()]
-    assert len(audit) == 2 * len(applied) and all(a["uid"] == 1000 and a["result"] == "ok" for a in audit)
+    assert [a["event"] for a in audit] == ["begin", "end"] * (2 * len(applied)), "a begin and an end line per run"
+    assert all(a["uid"] == 1000 for a in audit) and all(a["result"] == "ok" for a in audit[1::2])
 
 
 def test_groups_initramfs_and_tuning_end_to_end(host):
