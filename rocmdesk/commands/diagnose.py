@@ -129,6 +129,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     snapshot = getattr(args, "snapshot", None)
     python_envs = list(getattr(args, "python_envs", None) or [])
     opened = None
+    target = None
     if snapshot:
         if getattr(args, "root", None):
             print("rocmdesk diagnose: use either --root or --snapshot, not both", file=err)
@@ -145,12 +146,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(f"rocmdesk diagnose: cannot open the snapshot: {exc}", file=err)
             return EXIT_CANNOT_RUN
         root = opened.root
+        from rocmdesk.diagnosis.target import target_for_bundle
+
+        target = target_for_bundle(opened)
         python_envs = python_envs or list(getattr(opened, "python_envs", []) or [])
     elif not os.path.isdir(root):
         print(f"rocmdesk diagnose: {root} is not a folder", file=err)
         return EXIT_CANNOT_RUN
     try:
-        report = diagnose(root, python_envs=python_envs)
+        report = diagnose(root, python_envs=python_envs, target=target)
     except Exception as exc:  # the engine catches check errors; this is a broken run
         log.exception("diagnosis failed")
         print(f"rocmdesk diagnose: the diagnosis could not run: {type(exc).__name__}: {exc}", file=err)

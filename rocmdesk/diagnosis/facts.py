@@ -266,19 +266,12 @@ def parse_os_release(text: str) -> dict[str, str]:
 
 
 def distro_family(os_release: dict[str, str]) -> str | None:
-    """"debian", "fedora", "arch", "suse" or None: decides which tools the fix steps name."""
-    ids = [os_release.get("ID", ""), *os_release.get("ID_LIKE", "").split()]
-    for ident in ids:
-        ident = ident.lower()
-        if ident in ("debian", "ubuntu", "linuxmint", "pop"):
-            return "debian"
-        if ident in ("fedora", "rhel", "centos", "rocky", "almalinux"):
-            return "fedora"
-        if ident in ("arch", "manjaro", "endeavouros", "cachyos"):
-            return "arch"
-        if ident.startswith(("suse", "opensuse", "sles")):
-            return "suse"
-    return None
+    """"debian", "fedora", "arch", "suse" or None: the initramfs generator and package database families.
+    Fix steps use the finer key of :func:`rocmdesk.diagnosis.distro.family_key` (Ubuntu, Mageia, Fedora Atomic,
+    NixOS differ in commands)."""
+    from rocmdesk.diagnosis.distro import coarse, family_key
+
+    return coarse(family_key(os_release))
 
 
 def parse_group(text: str) -> list[GroupEntry]:
@@ -667,6 +660,21 @@ class HostFacts:
         return distro_family(self.os_release)
 
     @functools.cached_property
+    def distro_key(self) -> str | None:
+        """The fine family (rocmdesk.diagnosis.distro.FAMILIES) whose commands the fix steps name."""
+        from rocmdesk.diagnosis.distro import family_key
+
+        return family_key(self.os_release, ostree_booted=self.root.exists("/run/ostree-booted"))
+
+    def grub_has(self, word: str) -> bool | None:
+        """Does a GRUB_CMDLINE_LINUX* line of /etc/default/grub hold ``word``? None when there is no such file."""
+        text = self.read("/etc/default/grub")
+        if text is None:
+            return None
+        return any(line.lstrip().startswith("GRUB_CMDLINE_LINUX") and word in line.split("=", 1)[-1]
+                   for line in text.splitlines())
+
+    @functools.cached_property
     def in_container(self) -> bool:
         return self.root.exists("/.dockerenv") or self.root.exists("/run/.containerenv")
 
@@ -937,8 +945,12 @@ class HostFacts:
     def regenerate_initramfs_step(self) -> str:
         """:func:`initramfs_regenerate_step` for this root: the generator the initramfs inspection picks
         (rocmdesk.diagnosis.initramfs.choose_generator, the rule the root helper uses) and the running kernel."""
+        from rocmdesk.diagnosis.distro import initramfs_step_for_image_systems
         from rocmdesk.diagnosis.initramfs import choose_generator, detect_generators
 
+        image_step = initramfs_step_for_image_systems(self.distro_key)
+        if image_step is not None:
+            return image_step
         kver = self.kernel_release
         generators = detect_generators(self.root)
         chosen = choose_generator(self.root, generators, kver) if generators and kver else None
@@ -1502,7 +1514,8 @@ REGENERATE_COMMANDS = {
     "dracut": "dracut -f --kver {kver}",
     "mkinitcpio": "mkinitcpio -P",
 }
-_FAMILY_GENERATOR = {"debian": "initramfs-tools", "fedora": "dracut", "suse": "dracut", "arch": "mkinitcpio"}
+_FAMILY_GENERATOR = {"debian": "initramfs-tools", "ubuntu": "initramfs-tools", "fedora": "dracut", "suse": "dracut",
+                     "mageia": "dracut", "arch": "mkinitcpio"}
 
 
 def regenerate_command(generator: str, kver: str | None) -> str:
@@ -1523,26 +1536,12 @@ def initramfs_regenerate_step(family: str | None, generator: str | None = None, 
             f"`{regenerate_command('mkinitcpio', kver)}` (mkinitcpio: Arch).")
 
 
-def remove_kernel_arg_steps(family: str | None, arg: str, replacement: str | None = None) -> list[str]:
+def remove_kernel_arg_steps(family: str | None, arg: str, replacement: str | None = None,
+                            grub_has_it: bool | None = None) -> list[str]:
     """How to take ``arg`` off the kernel command line for good (facts 1c), or, with
     ``replacement``, put that in its place (``modprobe.blacklist=nouveau`` when only amdgpu must
-    leave a list: the other entries are the user's own choice and stay)."""
-    if family == "fedora":
-        steps = [f"Run `sudo grubby --update-kernel=ALL --remove-args={arg}`."]
-        if replacement:
-            steps.append(f"Then put the rest back: `sudo grubby --update-kernel=ALL --args={replacement}`.")
-        return [*steps, "Reboot."]
-    if replacement:
-        edit = (f"Edit /etc/default/grub as root and replace `{arg}` with `{replacement}` in "
-                "GRUB_CMDLINE_LINUX_DEFAULT and GRUB_CMDLINE_LINUX.")
-    else:
-        edit = (f"Edit /etc/default/grub as root and delete `{arg}` from GRUB_CMDLINE_LINUX_DEFAULT "
-                "and GRUB_CMDLINE_LINUX.")
-    if family == "debian":
-        return [edit, "Run `sudo update-grub`.", "Reboot and check that /proc/cmdline no longer has it."]
-    if family == "arch":
-        return [edit + " With systemd-boot, edit the `options` line of the entry in /boot/loader/entries/ instead.",
-                "Run `sudo grub-mkconfig -o /boot/grub/grub.cfg` (GRUB only).", "Reboot."]
-    return [edit, "Regenerate the GRUB configuration: `sudo update-grub` (Debian/Ubuntu), "
-            "`sudo grub2-mkconfig -o /boot/grub2/grub.cfg` (Fedora/RHEL) or "
-            "`sudo grub-mkconfig -o /boot/grub/grub.cfg` (Arch).", "Reboot."]
+    leave a list: the other entries are the user's own choice and stay). ``family`` is a key of
+    rocmdesk.diagnosis.distro.FAMILIES (the coarse "debian"/"fedora"/"arch"/"suse" work too)."""
+    from rocmdesk.diagnosis.distro import kernel_arg_steps
+
+    return kernel_arg_steps(family, arg, replacement, grub_has_it)

@@ -17,6 +17,7 @@ from typing import Any
 from rocmdesk.diagnosis.context import DiagnosisContext
 from rocmdesk.diagnosis.engine import AREAS, CheckSpec, registered_checks, run_checks
 from rocmdesk.diagnosis.model import CheckResult, Finding, Severity, Status
+from rocmdesk.diagnosis.target import DiagnosisTarget, root_target
 from rocmdesk.host import CommandRunner, HostRoot
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,7 @@ class DiagnosisReport:
     results: list[CheckResult]
     notes: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    target: DiagnosisTarget | None = None  # whose machine (fixes run only for the live one)
 
     @property
     def findings(self) -> list[Finding]:
@@ -63,11 +65,14 @@ class DiagnosisReport:
         self.results.append(result)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "host": self.host,
             "checks": [r.to_json() for r in self.results],
             "findings": [f.to_json() for f in self.findings],
         }
+        if self.target is not None:
+            out["target"] = self.target.to_json()
+        return out
 
 
 def host_summary(ctx: DiagnosisContext) -> dict[str, Any]:
@@ -108,17 +113,23 @@ def make_context(root: str | os.PathLike[str] | HostRoot, runner: CommandRunner 
 
 def diagnose(root: str | os.PathLike[str] | HostRoot = "/", runner: CommandRunner | None = None,
              python_envs: Sequence[str] = (), progress: Progress | None = None,
-             specs: Sequence[CheckSpec] | None = None) -> DiagnosisReport:
-    """Run every registered check (or ``specs``) over ``root``; never raises for a broken check."""
+             specs: Sequence[CheckSpec] | None = None, target: DiagnosisTarget | None = None) -> DiagnosisReport:
+    """Run every registered check (or ``specs``) over ``root``; never raises for a broken check.
+
+    ``target`` says whose machine this is (a snapshot, the demo); without it the root decides: ``/`` is
+    the live machine, any other folder a root folder.
+    """
     start = time.perf_counter()
     ctx = make_context(root, runner, python_envs)
+    if target is None:
+        target = root_target(ctx.root)
     results = run_checks(ctx, specs=specs if specs is not None else registered_checks(), progress=progress)
     try:
         host = host_summary(ctx)
     except Exception as exc:  # the summary is decoration: keep the results
         log.exception("host summary failed")
         host = {"kernel": None, "distro": None, "rocm": None, "gpus": [], "error": str(exc)}
-    return DiagnosisReport(host, results, list(ctx.notes), time.perf_counter() - start)
+    return DiagnosisReport(host, results, list(ctx.notes), time.perf_counter() - start, target)
 
 
 def rerun(report_root: str | os.PathLike[str] | HostRoot, check_id: str, runner: CommandRunner | None = None,

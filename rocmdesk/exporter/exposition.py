@@ -10,12 +10,15 @@ the definition of the format.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from prometheus_client.core import Metric
 from prometheus_client.utils import floatToGoString
 
 _CACHE_LIMIT = 8192
 _label_cache: dict[tuple[tuple[str, str], ...], str] = {}
+# Readings repeat from sample to sample (temperatures, sizes, caps): formatting each once is enough.
+_value_text = lru_cache(maxsize=_CACHE_LIMIT)(floatToGoString)
 
 
 def _escape(value: str) -> str:
@@ -25,12 +28,12 @@ def _escape(value: str) -> str:
 def _labels(labels: dict[str, str]) -> str:
     if not labels:
         return ""
-    key = tuple(sorted(labels.items()))
+    key = tuple(labels.items())  # a family's labels come in one order: the sort is needed only on a miss
     text = _label_cache.get(key)
     if text is None:
         if len(_label_cache) >= _CACHE_LIMIT:  # reasons and subjects change: never grow without end
             _label_cache.clear()
-        text = "{" + ",".join(f'{name}="{_escape(value)}"' for name, value in key) + "}"
+        text = "{" + ",".join(f'{name}="{_escape(value)}"' for name, value in sorted(key)) + "}"
         _label_cache[key] = text
     return text
 
@@ -44,5 +47,5 @@ def render_text(metrics: Iterable[Metric]) -> bytes:
         help_text = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
         out.append(f"# HELP {name} {help_text}\n# TYPE {name} {kind}\n")
         for sample in metric.samples:
-            out.append(f"{sample.name}{_labels(sample.labels)} {floatToGoString(sample.value)}\n")
+            out.append(f"{sample.name}{_labels(sample.labels)} {_value_text(sample.value)}\n")
     return "".join(out).encode("utf-8")

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmdesk.diagnosis.target import DiagnosisTarget
 from rocmdesk.fixes.actions import HELPER_PATH, PKEXEC_CANDIDATES, POLKIT_POLICY_NAME, check_shape, is_privileged
+from rocmdesk.fixes.guard import require_live
 from rocmdesk.fixes.plan import FixPlan, PlanError, parse_helper_json, plan_from_helper_output
 from rocmdesk.host import CommandRunner
 
@@ -79,8 +81,10 @@ def helper_status(root: str = "/", helper_path: str = HELPER_PATH) -> HelperStat
 
 
 def pkexec_argv(action: Sequence[str], pkexec: str = PKEXEC_CANDIDATES[0],
-                helper_path: str = HELPER_PATH) -> list[str]:
-    """The exact argv Apply runs; only helper actions, never a user-level fix."""
+                helper_path: str = HELPER_PATH, *, target: DiagnosisTarget) -> list[str]:
+    """The exact argv Apply runs; only helper actions, never a user-level fix, only for the live machine
+    (``target``; NotThisMachine otherwise)."""
+    require_live(target, "the root helper")
     action = list(action)
     check_shape(action)
     if not is_privileged(action):
@@ -90,8 +94,10 @@ def pkexec_argv(action: Sequence[str], pkexec: str = PKEXEC_CANDIDATES[0],
     return [pkexec, helper_path, *action]
 
 
-def preview_argv(action: Sequence[str], helper_path: str = HELPER_PATH) -> list[str]:
-    """The helper's read-only plan, run as the user (no pkexec)."""
+def preview_argv(action: Sequence[str], helper_path: str = HELPER_PATH, *, target: DiagnosisTarget) -> list[str]:
+    """The helper's read-only plan, run as the user (no pkexec). The helper reads this machine's files, so
+    it is asked only for the live machine (``target``; NotThisMachine otherwise)."""
+    require_live(target, "the helper's preview")
     action = list(action)
     check_shape(action)
     if not is_privileged(action):
@@ -100,10 +106,12 @@ def preview_argv(action: Sequence[str], helper_path: str = HELPER_PATH) -> list[
 
 
 def preview(action: Sequence[str], runner: CommandRunner | None = None,
-            helper_path: str = HELPER_PATH) -> FixPlan:
-    """Ask the helper (unprivileged) what the fix would change right now. Raises PlanError."""
+            helper_path: str = HELPER_PATH, *, target: DiagnosisTarget) -> FixPlan:
+    """Ask the helper (unprivileged) what the fix would change right now on the live machine.
+    Raises PlanError, or NotThisMachine for any other target (before anything runs)."""
+    argv = preview_argv(action, helper_path, target=target)
     runner = runner or CommandRunner(default_timeout=PREVIEW_TIMEOUT_S)
-    result = runner.run(preview_argv(action, helper_path), timeout=PREVIEW_TIMEOUT_S)
+    result = runner.run(argv, timeout=PREVIEW_TIMEOUT_S)
     if result.error:
         raise PlanError(f"could not ask the helper for a preview: {result.error}")
     return plan_from_helper_output(tuple(action), result.stdout)
@@ -151,3 +159,43 @@ def outcome_from_exit(exit_code: int | None, stdout: str, stderr: str = "") -> O
     error = str(data.get("error") or f"the helper failed (exit code {exit_code})")
     kind = OutcomeKind.REFUSED if exit_code == 2 or error.startswith("refusing") else OutcomeKind.FAILED
     return Outcome(kind, error[:1].upper() + error[1:], None, data.get("changes") or [])
+
+
+APPLY_TIMEOUT_S = 1800.0  # the password prompt plus an initramfs rebuild (the helper allows it 900 s)
+NO_TTY_HINT = ("From a terminal without a desktop session, pkexec asks for the password itself only when it "
+               "runs on a terminal (stdin a tty); start rocmdesk fix from an interactive terminal, or run "
+               "`pkttyagent --process $$ &` in that shell first.")
+
+
+_APPLY_ENV_KEEP = ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "TERM")
+
+
+def _apply_env() -> dict[str, str]:
+    """What pkexec needs to find the session's agent (or the terminal); nothing else passes."""
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+    env.update({k: v for k, v in os.environ.items() if k in _APPLY_ENV_KEEP})
+    return env
+
+
+def apply_in_terminal(action: Sequence[str], *, target: DiagnosisTarget, pkexec: str = PKEXEC_CANDIDATES[0],
+                      helper_path: str = HELPER_PATH, timeout: float = APPLY_TIMEOUT_S) -> Outcome:
+    """``rocmdesk fix --apply``: run ``pkexec helper ACTION...`` in the caller's terminal and read the outcome.
+
+    Not through CommandRunner: that starts a new session, which has no controlling terminal, and pkexec's
+    own text agent (polkit's PolkitAgentTextListener) asks for the password on the controlling terminal.
+    Still an argv by absolute path, no shell, a timeout; stdout and stderr are read for the helper's JSON.
+    """
+    import subprocess
+
+    argv = pkexec_argv(action, pkexec, helper_path, target=target)
+    try:
+        proc = subprocess.run(argv, shell=False, capture_output=True, text=True, timeout=timeout, env=_apply_env())
+    except subprocess.TimeoutExpired:
+        return Outcome(OutcomeKind.FAILED, f"pkexec did not finish within {timeout:g} s; check "
+                       "/var/log/rocmdesk/audit.log for what the helper did")
+    except OSError as exc:
+        return Outcome(OutcomeKind.FAILED, f"could not start {argv[0]}: {exc.strerror or exc}")
+    outcome = outcome_from_exit(proc.returncode, proc.stdout, proc.stderr)
+    if outcome.kind is OutcomeKind.NOT_AUTHORIZED and NO_AGENT_MARK in (proc.stderr or ""):
+        outcome.message = f"{outcome.message} {NO_TTY_HINT}"
+    return outcome

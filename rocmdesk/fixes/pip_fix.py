@@ -30,7 +30,9 @@ from pathlib import Path
 import platformdirs
 
 from rocmdesk.diagnosis.python_envs import interpreter_order, list_packages, site_packages_of
+from rocmdesk.diagnosis.target import DiagnosisTarget
 from rocmdesk.diagnosis.torch_index import index_for_rocm_tag, reinstall_packages
+from rocmdesk.fixes.guard import require_live
 from rocmdesk.host import HostReadError, HostRoot
 
 log = logging.getLogger(__name__)
@@ -304,9 +306,13 @@ def rollback_dir() -> Path:
 
 
 class _Streamer:
-    """Runs commands one at a time, streaming lines to ``on_line``; ``cancel()`` from any thread."""
+    """Runs commands one at a time, streaming lines to ``on_line``; ``cancel()`` from any thread.
 
-    def __init__(self, on_line: Callable[[str], None] | None) -> None:
+    Only for the live machine: ``target`` is checked when the run is made and again before each process.
+    """
+
+    def __init__(self, on_line: Callable[[str], None] | None, target: DiagnosisTarget) -> None:
+        self.target = require_live(target, "a pip fix")
         self.on_line = on_line or (lambda line: None)
         self.returncode: int | None = None
         self.cancelled = False
@@ -314,6 +320,7 @@ class _Streamer:
         self._lock = threading.Lock()
 
     def _stream(self, argv: list[str]) -> int:
+        require_live(self.target, "a pip fix")
         if os.path.basename(argv[0]) in ("pkexec", "sudo", "su"):
             raise PipFixError("a user-level fix never runs as root")
         with self._lock:
@@ -343,10 +350,10 @@ class PipRun(_Streamer):
     """One fix run: freeze, the fix (streamed), freeze again; ``rollback`` is then ready. Cancellable."""
 
     def __init__(self, plan: PipReinstall | PipUninstall, on_line: Callable[[str], None] | None = None,
-                 save_dir: Path | None = None) -> None:
+                 save_dir: Path | None = None, *, target: DiagnosisTarget) -> None:
         if os.path.basename(plan.argv[0]) in ("pkexec", "sudo", "su"):
             raise PipFixError("a user-level fix never runs as root")
-        super().__init__(on_line)
+        super().__init__(on_line, target)
         self.plan = plan
         self.save_dir = save_dir or rollback_dir()
         self.freeze_file: Path | None = None
@@ -355,6 +362,7 @@ class PipRun(_Streamer):
         self.rollback: PipRollback | None = None
 
     def _freeze(self) -> tuple[int, str, str]:
+        require_live(self.target, "a pip fix")
         result = subprocess.run(self.plan.freeze_argv, capture_output=True, text=True, timeout=FREEZE_TIMEOUT_S,
                                 shell=False, stdin=subprocess.DEVNULL, env=child_env())
         return result.returncode, result.stdout, result.stderr
@@ -401,8 +409,9 @@ class PipRun(_Streamer):
 class RollbackRun(_Streamer):
     """Runs a :class:`PipRollback`'s commands in order, streamed; stops at the first failure or on cancel."""
 
-    def __init__(self, rollback: PipRollback, on_line: Callable[[str], None] | None = None) -> None:
-        super().__init__(on_line)
+    def __init__(self, rollback: PipRollback, on_line: Callable[[str], None] | None = None, *,
+                 target: DiagnosisTarget) -> None:
+        super().__init__(on_line, target)
         self.rollback = rollback
 
     def run(self) -> int:

@@ -7,6 +7,7 @@ import time
 
 from PySide6 import QtCore, QtWidgets
 
+from rocmdesk.diagnosis.target import DiagnosisTarget, root_target
 from rocmdesk.fixes import journal
 from rocmdesk.host import HostRoot
 from rocmdesk.ui.fix_dialog import FixDialog
@@ -29,12 +30,15 @@ class ChangesView(QtWidgets.QWidget):
     refreshed = QtCore.Signal()
 
     def __init__(self, root: HostRoot | None = None, parent: QtWidgets.QWidget | None = None,
-                 dialog_factory=None, can_undo: bool | None = None) -> None:
+                 dialog_factory=None, can_undo: bool | None = None, target: DiagnosisTarget | None = None) -> None:
         super().__init__(parent)
         self.root = root or HostRoot("/")
+        # whose journal this is; the undo dialog refuses (rocmdesk.fixes.guard) for anything but the live machine
+        self.target = target if target is not None else root_target(self.root)
         # undo runs the helper on THIS machine: never offer it for a snapshot's or a recording's journal
         self.can_undo = self.root.is_live if can_undo is None else can_undo
-        self.dialog_factory = dialog_factory or (lambda action, title, parent: FixDialog(action, title, parent=parent))
+        self.dialog_factory = dialog_factory or (
+            lambda action, title, parent: FixDialog(action, title, parent=parent, target=self.target))
         self.entries: list[journal.JournalEntry] = []
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setHeaderLabels(["When", "Change", "Status"])

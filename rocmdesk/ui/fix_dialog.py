@@ -5,6 +5,11 @@ Both the preview (``rocmdesk-helper --preview ...``, as the user) and Apply
 Cancel (126) and not authorized (127) get plain messages; ``applied`` carries the outcome so the
 caller can re-run the related check. User-level fixes (pip in a venv) get :class:`PipFixDialog`,
 which runs as the user and never asks for a password.
+
+Every dialog that can run something takes the diagnosis target (required). For anything but the live
+machine at ``/`` (a root folder, a snapshot, the demo) the window opens :class:`StepsDialog` instead: the
+steps for THAT machine with "Copy steps" and "Save as script…", and no Apply; the Qt-free fix layer refuses
+too (rocmdesk.fixes.guard), so no path from here reaches pkexec or the helper for another machine.
 """
 
 from __future__ import annotations
@@ -16,8 +21,11 @@ from collections.abc import Sequence
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from rocmdesk.diagnosis.target import DiagnosisTarget, TargetKind, target_for_view
 from rocmdesk.fixes import client
 from rocmdesk.fixes.actions import HELPER_PATH, PKEXEC_CANDIDATES
+from rocmdesk.fixes.finding_plan import FindingPlan, plan_for_finding
+from rocmdesk.fixes.guard import NotThisMachine
 from rocmdesk.fixes.pip_fix import (
     PipFixError,
     PipReinstall,
@@ -29,6 +37,7 @@ from rocmdesk.fixes.pip_fix import (
 )
 from rocmdesk.fixes.plan import FixPlan, PlanError, plan_from_helper_output
 from rocmdesk.fixes.requests import FixRequest, request_for_finding
+from rocmdesk.fixes.script import render_script
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +59,10 @@ class FixDialog(QtWidgets.QDialog):
 
     def __init__(self, action: Sequence[str] | Sequence[Sequence[str]], title: str = "", steps: Sequence[str] = (),
                  status: client.HelperStatus | None = None, helper_path: str = HELPER_PATH,
-                 pkexec: str | None = None, parent: QtWidgets.QWidget | None = None) -> None:
+                 pkexec: str | None = None, parent: QtWidgets.QWidget | None = None, *,
+                 target: DiagnosisTarget) -> None:
         super().__init__(parent)
+        self.target = target
         if action and not isinstance(action[0], str):
             self.actions = [tuple(a) for a in action]
         else:
@@ -93,7 +104,10 @@ class FixDialog(QtWidgets.QDialog):
         layout.addWidget(self.message)
         layout.addWidget(self.buttons)
 
-        if not self.status.ready:
+        if not (isinstance(target, DiagnosisTarget) and target.applicable):
+            self.apply_button.setVisible(False)
+            self._show_manual(str(NotThisMachine(target, "this fix")))
+        elif not self.status.ready:
             self._show_manual(self.status.message)
         else:
             self.text.setPlainText("Asking the helper what this fix would change…")
@@ -112,8 +126,8 @@ class FixDialog(QtWidgets.QDialog):
         """Ask the helper for the plan of the next action (one QProcess at a time)."""
         action = self.actions[len(self.plans)]
         try:
-            argv = client.preview_argv(action, self.helper_path)
-        except ValueError as exc:
+            argv = client.preview_argv(action, self.helper_path, target=self.target)
+        except (ValueError, NotThisMachine) as exc:
             self._preview_failed(PlanError(str(exc)))
             return
         proc = QtCore.QProcess(self)
@@ -173,7 +187,11 @@ class FixDialog(QtWidgets.QDialog):
 
     def _apply_next(self) -> None:
         action = self._queue.pop(0)
-        argv = client.pkexec_argv(action, self.pkexec, self.helper_path)
+        try:
+            argv = client.pkexec_argv(action, self.pkexec, self.helper_path, target=self.target)
+        except (ValueError, NotThisMachine) as exc:
+            self._finish(client.Outcome(client.OutcomeKind.REFUSED, str(exc)))
+            return
         proc = QtCore.QProcess(self)
         proc.setProgram(argv[0])
         proc.setArguments(argv[1:])
@@ -225,8 +243,9 @@ class PipFixDialog(QtWidgets.QDialog):
     restored = QtCore.Signal(object)
 
     def __init__(self, env: str, index_url: str | None = None, parent: QtWidgets.QWidget | None = None,
-                 uninstall_pynvml: bool = False) -> None:
+                 uninstall_pynvml: bool = False, *, target: DiagnosisTarget) -> None:
         super().__init__(parent)
+        self.target = target
         self.setMinimumSize(640, 420)
         self.text = QtWidgets.QPlainTextEdit(readOnly=True)
         self.text.setFont(_mono())
@@ -254,12 +273,15 @@ class PipFixDialog(QtWidgets.QDialog):
         self._thread: threading.Thread | None = None
         self.plan: PipReinstall | PipUninstall | None
         try:
+            if not (isinstance(target, DiagnosisTarget) and target.applicable):
+                raise NotThisMachine(target, "this pip fix")  # env is a path on ANOTHER machine: never look here
             self.plan = plan_pip_uninstall_pynvml(env) if uninstall_pynvml else plan_pip_reinstall(env, index_url or "")
-        except PipFixError as exc:
+        except (PipFixError, NotThisMachine) as exc:
             self.plan = None
             self.setWindowTitle("Remove pynvml" if uninstall_pynvml else "Reinstall PyTorch for ROCm")
             self.text.setPlainText(str(exc))
             self.run_button.setEnabled(False)
+            self.run_button.setVisible(isinstance(exc, PipFixError))
             return
         self.setWindowTitle(self.plan.title)
         self.run_button.setText(self.plan.run_label)
@@ -276,12 +298,12 @@ class PipFixDialog(QtWidgets.QDialog):
         if self.plan is None or self._thread is not None:
             return
         self.run_button.setEnabled(False)
-        self.run = PipRun(self.plan, self.signals.line.emit, save_dir=save_dir)
+        self.run = PipRun(self.plan, self.signals.line.emit, save_dir=save_dir, target=self.target)
 
         def work() -> None:
             try:
                 self.signals.done.emit(self.run.run())
-            except (PipFixError, OSError, subprocess.SubprocessError) as exc:
+            except (PipFixError, NotThisMachine, OSError, subprocess.SubprocessError) as exc:
                 self.signals.done.emit(str(exc))
 
         self._in_thread(work, "pip-fix")
@@ -294,12 +316,12 @@ class PipFixDialog(QtWidgets.QDialog):
         self.restore_button.setEnabled(False)
         self.cancel_button.setText("Cancel")
         self.message.setText("Restoring the previous packages…")
-        self.rollback_run = RollbackRun(rollback, self.signals.line.emit)
+        self.rollback_run = RollbackRun(rollback, self.signals.line.emit, target=self.target)
 
         def work() -> None:
             try:
                 self.signals.restored.emit(self.rollback_run.run())
-            except (PipFixError, OSError) as exc:
+            except (PipFixError, NotThisMachine, OSError) as exc:
                 self.signals.restored.emit(str(exc))
 
         self._in_thread(work, "pip-rollback")
@@ -347,13 +369,116 @@ class PipFixDialog(QtWidgets.QDialog):
         self.restored.emit(result)
 
 
-def open_fix_for_request(request: FixRequest, parent: QtWidgets.QWidget | None = None) -> QtWidgets.QDialog:
+class StepsDialog(QtWidgets.QDialog):
+    """A fix for another machine (root folder, snapshot, demo): its steps, "Copy steps", "Save as script…".
+
+    Nothing here runs a process: there is no Apply, and the text was worked out from that machine's files
+    (rocmdesk.fixes.finding_plan) without the helper.
+    """
+
+    saved = QtCore.Signal(str)
+
+    def __init__(self, plan: FindingPlan, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plan = plan
+        self.setWindowTitle(f"Steps for {plan.target.whose()}")
+        self.setMinimumSize(640, 420)
+        self.heading = QtWidgets.QLabel(f"{plan.finding.title}: steps for {plan.target.describe()}")
+        self.heading.setWordWrap(True)
+        font = self.heading.font()
+        font.setBold(True)
+        self.heading.setFont(font)
+        self.notice = QtWidgets.QLabel(plan.why_not_applicable)
+        self.notice.setWordWrap(True)
+        self.text = QtWidgets.QPlainTextEdit(readOnly=True)
+        self.text.setFont(_mono())
+        self.text.setAccessibleName("Steps for that machine")
+        self.text.setPlainText(plan.text())
+        self.buttons = QtWidgets.QDialogButtonBox()
+        self.copy_button = self.buttons.addButton("Copy steps", QtWidgets.QDialogButtonBox.ButtonRole.ActionRole)
+        self.save_button = self.buttons.addButton("Save as script…", QtWidgets.QDialogButtonBox.ButtonRole.ActionRole)
+        self.close_button = self.buttons.addButton(QtWidgets.QDialogButtonBox.StandardButton.Close)
+        self.copy_button.clicked.connect(self.copy_steps)
+        self.save_button.clicked.connect(lambda: self.save_script())
+        self.close_button.clicked.connect(self.reject)
+        self.message = QtWidgets.QLabel()
+        self.message.setWordWrap(True)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.notice)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.message)
+        layout.addWidget(self.buttons)
+
+    def copy_steps(self) -> None:
+        QtWidgets.QApplication.clipboard().setText(self.plan.text())
+        self.message.setText("Copied the steps.")
+
+    def script_text(self) -> str:
+        return render_script(self.plan)
+
+    def save_script(self, path: str | None = None) -> str | None:
+        """Write the script (mode 0644: the owner reads it before running it); asks where when ``path`` is None."""
+        if path is None:
+            name = f"rocmdesk-fix-{self.plan.finding.id}.sh"
+            path, _filter = QtWidgets.QFileDialog.getSaveFileName(self, "Save the fix as a script", name,
+                                                                  "Shell scripts (*.sh);;All files (*)")
+            if not path:
+                return None
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(self.script_text())
+        except OSError as exc:
+            self.message.setText(f"Could not save {path}: {exc.strerror or exc}")
+            return None
+        self.message.setText(f"Saved {path}. Give it to that machine's administrator; they run it with sh.")
+        self.saved.emit(path)
+        return path
+
+
+def open_fix_for_request(request: FixRequest, parent: QtWidgets.QWidget | None = None, *,
+                         target: DiagnosisTarget) -> QtWidgets.QDialog:
     if request.privileged:
-        return FixDialog(request.action, request.title, request.steps, parent=parent)
+        return FixDialog(request.action, request.title, request.steps, parent=parent, target=target)
     if request.action[0] == "pip-uninstall-pynvml":
-        return PipFixDialog(request.action[1], parent=parent, uninstall_pynvml=True)
+        return PipFixDialog(request.action[1], parent=parent, uninstall_pynvml=True, target=target)
     _name, env, index = request.action
-    return PipFixDialog(env, index, parent)
+    return PipFixDialog(env, index, parent, target=target)
+
+
+def window_target(window: QtWidgets.QWidget, report=None) -> DiagnosisTarget:
+    """Whose machine the window's diagnosis describes: the report's own target, checked against what the
+    window shows (a demo or snapshot window never yields the live machine, whatever the report says)."""
+    ctx = getattr(window, "ctx", None)
+    root = getattr(ctx, "root", None)
+    mode = getattr(ctx, "mode", None)
+    reported = getattr(report, "target", None)
+    if root is None or mode is None:
+        view = reported if isinstance(reported, DiagnosisTarget) else None
+    else:
+        extras = getattr(ctx, "extras", {}) or {}
+        view = extras.get("target") if isinstance(extras.get("target"), DiagnosisTarget) else None
+        view = view or target_for_view(root, mode, getattr(ctx, "bundle_path", None))
+    if view is None:  # nothing says whose machine: never this one
+        return DiagnosisTarget(TargetKind.ROOT, "", source="an unknown source")
+    if not view.applicable:  # the window knows best what it shows (a snapshot, the demo, a root folder)
+        return view
+    if isinstance(reported, DiagnosisTarget) and not reported.applicable:
+        return reported
+    return view
+
+
+def open_fix_for_finding(finding, target: DiagnosisTarget,
+                         parent: QtWidgets.QWidget | None = None) -> QtWidgets.QDialog | None:
+    """The dialog for a finding's fix: the steps dialog for another machine, else the runnable fix."""
+    if not target.applicable:
+        if finding.fix is None:
+            return None
+        return StepsDialog(plan_for_finding(finding, target), parent)
+    request = request_for_finding(finding)
+    if request is None:
+        return None
+    return open_fix_for_request(request, parent, target=target)
 
 
 def install_fix_handler(window: QtWidgets.QWidget) -> bool:
@@ -371,10 +496,10 @@ def install_fix_handler(window: QtWidgets.QWidget) -> bool:
         return False
 
     def on_fix(finding) -> None:
-        request = request_for_finding(finding)
-        if request is None:
+        target = window_target(window, getattr(diagnosis, "report", None))
+        dialog = open_fix_for_finding(finding, target, window)
+        if dialog is None:
             return
-        dialog = open_fix_for_request(request, window)
 
         def done(outcome) -> None:
             ok = getattr(outcome, "ok", outcome == 0)

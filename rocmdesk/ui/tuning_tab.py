@@ -12,6 +12,7 @@ import logging
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from rocmdesk.diagnosis.target import DiagnosisTarget, target_for_view
 from rocmdesk.fixes import client
 from rocmdesk.fixes.tuning_profiles import (
     GpuTuning,
@@ -59,8 +60,9 @@ class TuningTab(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None, dialog_factory=None) -> None:
         super().__init__(parent)
         self.ctx = ctx
+        self.target: DiagnosisTarget = target_for_view(ctx.root, ctx.mode, getattr(ctx, "bundle_path", None))
         self.dialog_factory = dialog_factory or (
-            lambda actions, title, parent: FixDialog(actions, title, parent=parent))
+            lambda actions, title, parent: FixDialog(actions, title, parent=parent, target=self.target))
         self.state: TuningState | None = None
         self.dialog: QtWidgets.QDialog | None = None
 
@@ -141,7 +143,7 @@ class TuningTab(QtWidgets.QWidget):
         box_layout.addWidget(self.empty_state)
         box_layout.addWidget(self.controls)
 
-        self.changes = ChangesView(ctx.root, self, can_undo=ctx.is_live and ctx.root.is_live)
+        self.changes = ChangesView(ctx.root, self, can_undo=ctx.is_live and ctx.root.is_live, target=self.target)
         self.changes_box = QtWidgets.QGroupBox("Changes made by rocmdesk")
         QtWidgets.QVBoxLayout(self.changes_box).addWidget(self.changes)
         self.changes.refreshed.connect(self._update_stretch)

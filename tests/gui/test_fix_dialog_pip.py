@@ -8,6 +8,7 @@ import pytest
 
 from rocmdesk.diagnosis.model import Evidence, Finding, Fix, Severity
 from rocmdesk.fixes.requests import request_for_finding
+from tests.support.targets import LIVE
 from tests.unit.fixes.test_fixes_user_level import BEFORE, INDEX, calls, installed, pip_env
 
 pytestmark = pytest.mark.gui
@@ -25,7 +26,7 @@ def test_pynvml_finding_opens_the_uninstall_dialog_and_restores(qtbot, tmp_path)
     env = pip_env(tmp_path)
     request = request_for_finding(pynvml_finding(env))
     assert request is not None and not request.privileged
-    dialog = open_fix_for_request(request)
+    dialog = open_fix_for_request(request, target=LIVE)
     qtbot.addWidget(dialog)
     assert isinstance(dialog, PipFixDialog)
     assert dialog.run_button.text() == "Uninstall" and dialog.run_button.isEnabled()
@@ -50,7 +51,7 @@ def test_reinstall_dialog_restores_the_cuda_build_from_its_index(qtbot, tmp_path
     from rocmdesk.ui.fix_dialog import PipFixDialog
 
     env = pip_env(tmp_path)
-    dialog = PipFixDialog(str(env), INDEX)
+    dialog = PipFixDialog(str(env), INDEX, target=LIVE)
     qtbot.addWidget(dialog)
     assert dialog.run_button.text() == "Reinstall"
     with qtbot.waitSignal(dialog.finished_run, timeout=15000):
@@ -68,7 +69,7 @@ def test_reinstall_dialog_restores_the_cuda_build_from_its_index(qtbot, tmp_path
 def test_bad_env_disables_the_pynvml_dialog(qtbot, tmp_path):
     from rocmdesk.ui.fix_dialog import PipFixDialog
 
-    dialog = PipFixDialog(str(tmp_path / "nope"), uninstall_pynvml=True)
+    dialog = PipFixDialog(str(tmp_path / "nope"), uninstall_pynvml=True, target=LIVE)
     qtbot.addWidget(dialog)
     assert not dialog.run_button.isEnabled() and "not a virtual" in dialog.text.toPlainText()
     dialog.restore()  # nothing ran: nothing to restore, no crash

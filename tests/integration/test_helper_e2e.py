@@ -21,6 +21,7 @@ from rocmdesk.diagnosis.context import DiagnosisContext
 from rocmdesk.diagnosis.engine import registered_checks, run_check
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Status
+from rocmdesk.diagnosis.target import live_target
 from rocmdesk.fixes import client, requests
 from rocmdesk.fixes.actions import HELPER_PATH
 from rocmdesk.host import HostRoot
@@ -143,7 +144,7 @@ def test_findings_fix_recheck_green_and_undo_to_identical_bytes(host):
         for finding in result.findings:
             request = requests.request_for_finding(finding)
             assert request and request.privileged
-            argv = client.pkexec_argv(request.action)
+            argv = client.pkexec_argv(request.action, target=live_target())
             assert argv[1] == HELPER_PATH  # what Apply runs; here the same file from the checkout
             preview, code = run_helper(host, "--preview", *request.action)
             assert code == 0 and preview["ok"], preview

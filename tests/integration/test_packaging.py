@@ -222,9 +222,10 @@ ETC_BACKUPS = tuple(Path(f"/etc/{name}-") for name in ("passwd", "group", "shado
 CLIENT_APPLY = r"""
 import json, os, subprocess, sys
 sys.path[:0] = ["/usr/lib/rocmdesk/vendor", "/usr/lib/rocmdesk"]
+from rocmdesk.diagnosis.target import live_target
 from rocmdesk.fixes import client
 status = client.helper_status()
-argv = client.pkexec_argv(sys.argv[1:], status.pkexec or client.PKEXEC_CANDIDATES[0])
+argv = client.pkexec_argv(sys.argv[1:], status.pkexec or client.PKEXEC_CANDIDATES[0], target=live_target())
 proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
 outcome = client.outcome_from_exit(proc.returncode, proc.stdout, proc.stderr)
 print(json.dumps({"uid": os.getuid(), "client": client.__file__, "ready": status.ready, "argv": argv,
@@ -406,6 +407,7 @@ def test_pkexec_refusal_becomes_a_clear_message(installed_package, throwaway_use
 CLIENT_APPLY_WITH_AGENT = r"""
 import json, os, pty, select, subprocess, sys, termios, threading, time
 sys.path[:0] = ["/usr/lib/rocmdesk/vendor", "/usr/lib/rocmdesk"]
+from rocmdesk.diagnosis.target import live_target
 from rocmdesk.fixes import client
 password = sys.stdin.readline().rstrip("\n")
 notify_r, notify_w = os.pipe()
@@ -416,7 +418,7 @@ if agent == 0:
 os.close(notify_w)
 os.read(notify_r, 1)  # pkttyagent closes the fd once it is registered
 status = client.helper_status()
-argv = client.pkexec_argv(sys.argv[1:], status.pkexec or client.PKEXEC_CANDIDATES[0])
+argv = client.pkexec_argv(sys.argv[1:], status.pkexec or client.PKEXEC_CANDIDATES[0], target=live_target())
 done = {}
 def apply():
     done["proc"] = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)

@@ -302,6 +302,9 @@ def install_matching_initramfs(root: Path, kver: str, generator: str = "initramf
             break
     modprobe = {p.name: p.read_text() for p in sorted((root / "etc/modprobe.d").glob("*.conf"))}
     newest = max([p.stat().st_mtime for p in (root / "etc/modprobe.d").glob("*.conf")] + [MTIME])
+    # initramfs-tools and dracut copy the firmware the included module names: the root's amdgpu files
+    firmware = [Entry(str(p.relative_to(root)), p.read_bytes()) for p in sorted((root / "usr/lib/firmware/amdgpu")
+                                                                                .glob("*")) if p.is_file()]
     entries = main_entries(kver, module=(moddir / module_rel).read_bytes() if module_rel else None,
-                           module_rel=module_rel or "", modprobe=modprobe)
+                           module_rel=module_rel or "", modprobe=modprobe, extra=firmware)
     return write(root, image_path_for(generator, kver), build_image(entries, compression), mtime=int(newest) + 60)

@@ -336,9 +336,16 @@ def clean_workstation(tmp: Path | str) -> Path:
     # the initramfs-tools image update-initramfs would build now (amdgpu and modprobe.d copied), and a
     # ComfyUI with a ROCm torch venv (found by the home-folder walk; comfyui_process() adds its running
     # process), so the initramfs and PyTorch checks run and pass here instead of skipping
+    for name in GFX1100_FIRMWARE:  # linux-firmware's files for the RX 7900 XTX (zstd-compressed, as Ubuntu ships)
+        write(root, f"/usr/lib/firmware/amdgpu/{name}.zst", b"\x28\xb5\x2f\xfd" + name.encode())
     install_matching_initramfs(root, KERNEL)
     install_healthy_comfyui(root, USER, pid=None)
     return root
+
+
+GFX1100_FIRMWARE = ("gc_11_0_0_pfp.bin", "gc_11_0_0_me.bin", "gc_11_0_0_mec.bin", "gc_11_0_0_mes_2.bin",
+                    "gc_11_0_0_rlc.bin", "psp_13_0_0_sos.bin", "smu_13_0_0.bin", "dcn_3_2_0_dmcub.bin",
+                    "sdma_6_0_0.bin", "vcn_4_0_0.bin")
 
 
 # -- mutators: each breaks one thing ---------------------------------------------------------------

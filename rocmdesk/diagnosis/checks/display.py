@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import HostFacts, PciDevice
-from rocmdesk.diagnosis.model import Evidence, Fix
+from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +193,7 @@ def xorg_driver_conflict(ctx):
                 by_file.setdefault(path, []).append(ev)
                 reasons.append(f'{path} forces Driver "{section.driver}" on a GPU driven by the amdgpu kernel driver')
     log_ev: list[Evidence] = []
+    log_kinds: set[str] = set()
     for path in logs:
         text = facts.read(path)
         if not text:
@@ -203,6 +204,7 @@ def xorg_driver_conflict(ctx):
             if hit.kind == "fallback" and not (on_amdgpu or facts.amd_display_devices):
                 continue
             log_ev.append(Evidence(hit.text, hit.path, hit.line))
+            log_kinds.add(hit.kind)
     if not by_file and not log_ev:
         return Passed(f"{len(configs)} Xorg configuration file(s) and {len(logs)} log(s) force no wrong driver")
     outcomes: list = []
@@ -220,6 +222,10 @@ def xorg_driver_conflict(ctx):
                        "driver packages).", "Restart the display manager or reboot."))
         outcomes.append(Failed(evidence=ev + log_ev[:MAX_EVIDENCE], subject=path, fix=fix,
                                details=" ".join(dict.fromkeys(r for r in reasons if r.startswith(path)))))
+    if not outcomes and log_kinds == {"fallback"}:
+        # no configuration forces a driver: the X server chose fbdev/vesa itself because the kernel offered it no
+        # amdgpu device, which is another finding's consequence, not an Xorg conflict
+        return _fallback_outcome(facts, log_ev)
     if not outcomes:
         details = ("The Xorg log shows the X server failing or falling back to a driver without "
                    "acceleration. When it falls back to fbdev or vesa, the amdgpu kernel driver usually "
@@ -230,3 +236,28 @@ def xorg_driver_conflict(ctx):
                                    "Look for a Driver line in /etc/X11/xorg.conf or /etc/X11/xorg.conf.d/*.conf "
                                    "and remove it.", "Restart the display manager or reboot."))))
     return outcomes
+
+
+FALLBACK_TITLE = "Xorg fell back to a basic display driver because amdgpu did not load"
+
+
+def _fallback_outcome(facts: HostFacts, log_ev: list[Evidence]):
+    """fbdev/vesa in the log and no configuration forcing it: point to the Driver finding that explains it."""
+    if facts.amdgpu_loaded and not facts.is_wsl:
+        return Passed("the Xorg log shows a fbdev/vesa fallback, but no configuration forces a driver and amdgpu "
+                      "is loaded now (the log is from a boot without it)")
+    args = facts.cmdline_args
+    if "nomodeset" in args or "amdgpu.modeset=0" in args:
+        cause = "nomodeset"
+        why = "`nomodeset` on this boot's kernel command line stops amdgpu (see the nomodeset finding)"
+    else:
+        cause = "amdgpu-not-loaded"
+        why = "amdgpu is not loaded (see the Driver findings: amdgpu-not-loaded, amdgpu-blacklisted, firmware)"
+    return Failed(evidence=log_ev[:MAX_EVIDENCE], subject=log_ev[0].path, title=FALLBACK_TITLE,
+                  severity=Severity.INFO,
+                  explanation=(f"No Xorg configuration forces a driver; the X server used fbdev or vesa because {why}. "
+                               "This is a consequence, not a separate fault: fixing the Driver finding brings the "
+                               "accelerated driver back, and there is nothing to change in the Xorg configuration."),
+                  fix=Fix("fix-driver-finding-first", False, (
+                      f"Fix the {cause} finding in the Driver area first.",
+                      "Reboot; the X server then uses amdgpu (or modesetting) by itself.")))

@@ -6,6 +6,7 @@ import logging
 import re
 import shlex
 
+from rocmdesk.diagnosis.distro import firmware_step
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import (
     DKMS_MOK_CERT,
@@ -24,6 +25,7 @@ from rocmdesk.diagnosis.facts import (
     parse_mokutil_test_key,
     remove_kernel_arg_steps,
 )
+from rocmdesk.diagnosis.firmware import FIRMWARE_BASES, FirmwarePlace, locate
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,20 @@ _BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
 _OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
 # "module verification failed: ... tainting kernel" is NOT a refusal: it is logged when an unsigned
 # module was loaded because Secure Boot is not enforced (facts 1d [S16]), so it is no evidence here.
-_KEY_REJECTED_RE = re.compile(r"Key was rejected by service|Loading of unsigned module is rejected")
+# Every wording of a refused module: modprobe/systemd-modules-load print EKEYREJECTED as "Key was rejected by service";
+# the kernel's module_sig_check() logs "Loading of unsigned module is rejected" (no signature), "Loading of module
+# with unavailable key is rejected" (signed, but the key is in no trusted keyring: a MOK never enrolled) and
+# "... unsupported crypto is rejected"; with lockdown (Secure Boot on Fedora/Ubuntu kernels) security/lockdown logs
+# "Lockdown: <comm>: unsigned module loading is restricted; see man kernel_lockdown.7" (kernel/module/signing.c,
+# security/lockdown/lockdown.c; siderolabs/talos#7174, linux-surface/linux-surface#906, RinCat/RTL88x2BU#114).
+_KEY_REJECTED_RE = re.compile(
+    r"Key was rejected by service|Loading of unsigned module is rejected|"
+    r"Loading of module with unavailable key is rejected|Loading of module with unsupported crypto is rejected|"
+    r"Lockdown: [^:]{1,64}: unsigned module loading is restricted|PKCS#7 signature not signed with a trusted key")
+SIGNED_TITLE_NOT_ENROLLED = "Secure Boot refuses the DKMS amdgpu driver: the key it is signed with is not enrolled"
+SIGNED_TITLE_PENDING = ("Secure Boot refuses the DKMS amdgpu driver: its signing key waits to be enrolled at the "
+                        "next boot")
+SIGNED_TITLE_UNKNOWN = "Secure Boot refuses the DKMS amdgpu driver, most likely because its signing key is not enrolled"
 
 
 def evidence(line: SourcedLine) -> Evidence:
@@ -205,7 +220,8 @@ def amdgpu_blacklisted(ctx):
                 arg = f"{key}={value}"
                 # keep the other modules the user blacklisted (e.g. nouveau): only amdgpu leaves the list
                 rest = ",".join(n for n in names if n and n != "amdgpu")
-                steps = remove_kernel_arg_steps(facts.distro_family, arg, f"{key}={rest}" if rest else None)
+                steps = remove_kernel_arg_steps(facts.distro_key, arg, f"{key}={rest}" if rest else None,
+                                                 facts.grub_has(key))
                 outcomes.append(Failed(
                     evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, key)], subject="/proc/cmdline",
                     fix=Fix("remove-kernel-arg", True, tuple(steps)),
@@ -246,15 +262,25 @@ def nomodeset(ctx):
     modeset = module_param(args, "amdgpu", "modeset")
     has_nomodeset = "nomodeset" in args
     loaded = facts.amdgpu_loaded
-    family = facts.distro_family
+    family = facts.distro_key
+    recovery = recovery_entry_args(args)
     if modeset == "0":
         arg = "amdgpu.modeset=0"
         return Failed(evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, "amdgpu.modeset")],
-                      fix=Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(family, arg))))
+                      fix=Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(
+                          family, arg, grub_has_it=facts.grub_has("amdgpu.modeset=0")))))
     if not has_nomodeset:
         return Passed("neither nomodeset nor amdgpu.modeset=0 on the command line")
-    ev = [_cmdline_evidence("nomodeset"), *_grub_evidence(facts, "nomodeset")]
-    fix = Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(family, "nomodeset")))
+    grub_ev = _grub_evidence(facts, "nomodeset")
+    ev = [_cmdline_evidence("nomodeset"), *grub_ev]
+    if recovery and not grub_ev:
+        # the recovery entry adds `recovery nomodeset` itself (Ubuntu's 10_linux): nothing to edit, boot the other one
+        return Failed(evidence=[*ev, *(_cmdline_evidence(a) for a in recovery)], fix=Fix(
+            "boot-normal-entry", False, _recovery_steps(facts)), title=RECOVERY_TITLE,
+            explanation=RECOVERY_EXPLANATION.format(args=" ".join(recovery)),
+            severity=Severity.WARNING if loaded else None)
+    fix = Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(
+        family, "nomodeset", grub_has_it=facts.grub_has("nomodeset"))))
     if modeset == "1":
         if loaded is False:
             return Failed(evidence=[*ev, _cmdline_evidence("amdgpu.modeset=1")], fix=fix,
@@ -266,6 +292,34 @@ def nomodeset(ctx):
                       details="amdgpu is loaded anyway on this kernel, but nomodeset still turns off "
                               "display drivers and should not be there.")
     return Failed(evidence=ev, fix=fix)
+
+
+RECOVERY_ARGS = ("recovery", "single", "emergency", "rescue", "systemd.unit=rescue.target",
+                 "systemd.unit=emergency.target")
+RECOVERY_TITLE = "You booted the recovery entry, which turns the GPU driver off"
+RECOVERY_EXPLANATION = (
+    "The kernel command line has `{args}` and `nomodeset`: this boot was started from the boot menu's recovery "
+    "(\"Advanced options\", \"recovery mode\", \"single user\") entry, which adds `nomodeset` on purpose so a "
+    "broken graphics setup can be repaired. With `nomodeset` amdgpu does not load, so there is no /dev/kfd and no GPU "
+    "compute in this boot. /etc/default/grub does not have `nomodeset`, so there is nothing to remove: the normal "
+    "entry boots without it.")
+
+
+def recovery_entry_args(args: list[str]) -> list[str]:
+    """The words on the command line that mark a recovery/single-user boot (Ubuntu's and Debian's GRUB recovery
+    entry adds ``recovery nomodeset``; Fedora's rescue entry and ``single``/``systemd.unit=rescue.target``)."""
+    return [a for a in args if a in RECOVERY_ARGS or a == "S" or a == "1"]
+
+
+def _recovery_steps(facts: HostFacts) -> tuple[str, ...]:
+    steps = ["Reboot and choose the normal entry in the boot menu (not \"recovery mode\" under \"Advanced "
+             "options\")."]
+    text = facts.read("/etc/default/grub") or ""
+    if "GRUB_DEFAULT=saved" in text.replace('"', "") or "GRUB_SAVEDEFAULT=true" in text.replace('"', ""):
+        steps.append("This GRUB starts the entry chosen last time (GRUB_DEFAULT=saved): pick the normal entry once "
+                     "and it stays the default.")
+    steps.append("Check after the reboot that /proc/cmdline has neither `recovery` nor `nomodeset`.")
+    return tuple(steps)
 
 
 # -- secure-boot-blocks-dkms --------------------------------------------------------------------------------
@@ -288,7 +342,14 @@ def secure_boot_blocks_dkms(ctx):
     if enabled is None and sb_enabled is not None:  # efivar unreadable: mokutil reads the same variable
         enabled, sb_text, sb_path = sb_enabled, _first_line(state.stdout), _output_path(state)
     if enabled is None:
-        return Skipped(f"Secure Boot state unknown: {sb_text}" + (f"; {state_why}" if state_why else ""))
+        refused = ([line for line, _m in facts.kernel_log.grep(_KEY_REJECTED_RE)[:MAX_EVIDENCE]]
+                   if facts.kernel_log is not None and facts.amdgpu_loaded is False else [])
+        if not refused:
+            return Skipped(f"Secure Boot state unknown: {sb_text}" + (f"; {state_why}" if state_why else ""))
+        # the state cannot be read (a snapshot without efivars), but the kernel log shows modules refused for their
+        # signature, which only happens when signatures are enforced
+        enabled, sb_text, sb_path = True, f"Secure Boot state not readable ({sb_text}); the kernel enforces " \
+            "module signatures (see the refusal below)", None
     if not enabled:
         return Passed(f"DKMS amdgpu present; Secure Boot is off ({sb_text})")
     if shim_off:
@@ -330,7 +391,8 @@ def secure_boot_blocks_dkms(ctx):
         return Failed(evidence=ev, severity=Severity.WARNING, details=" ".join(details), fix_steps=tuple(steps),
                       title="Secure Boot is on and the DKMS signing key is enrolled, but amdgpu is not loaded")
     if enrolled == "pending":
-        return Failed(evidence=ev, details=f"The key {key} was imported and waits to be confirmed at the next "
+        return Failed(evidence=ev, title=SIGNED_TITLE_PENDING,
+                      details=f"The key {key} was imported and waits to be confirmed at the next "
                       "boot (mokutil --test-key: already in the enrollment request).",
                       fix_steps=("Reboot; in the blue MokManager screen choose \"Enroll MOK\", \"Continue\", "
                                  "\"Yes\" and type the password chosen at `mokutil --import`.",
@@ -338,10 +400,16 @@ def secure_boot_blocks_dkms(ctx):
                                  "check `lsmod | grep amdgpu`."))
     steps = _enroll_steps(key)
     if enrolled == "not-enrolled":
-        return Failed(evidence=ev, details=f"mokutil confirms that the DKMS signing key {key} is not enrolled, so "
+        return Failed(evidence=ev, title=SIGNED_TITLE_NOT_ENROLLED,
+                      details=f"mokutil confirms that the DKMS signing key {key} is not enrolled, so "
                       "the firmware's Secure Boot refuses the module signed with it.", fix_steps=steps)
+    if any("unavailable key" in line.text for line in rejected):
+        return Failed(evidence=ev, title=SIGNED_TITLE_NOT_ENROLLED, fix_steps=steps,
+                      details=f"The kernel says \"Loading of module with unavailable key is rejected\": the module is "
+                              f"signed, but with a key no trusted keyring holds, so the DKMS key {key} was never "
+                              "enrolled (or a new key was made after enrolling).")
     unknown = why or "mokutil --test-key gave output rocmdesk does not recognise"
-    return Failed(evidence=ev, fix_steps=steps,
+    return Failed(evidence=ev, fix_steps=steps, title=SIGNED_TITLE_UNKNOWN,
                   details=f"Whether the key {key} is enrolled could not be checked ({unknown}): if "
                           f"`mokutil --test-key {key}` says it is already enrolled, the cause is elsewhere.")
 
@@ -494,13 +562,6 @@ def _log_name(log_) -> str:
 _FATAL_INIT_RE = re.compile(r"Fatal error during GPU init|amdgpu_device_ip_init failed")
 # PSP trusted-application firmware: "not a requirement for basic ROCm functionality" (ROCm/legacy-rocm-build#912)
 _OPTIONAL_FIRMWARE_RE = re.compile(r"_ta\.bin$")
-FIRMWARE_UPDATE = {
-    "debian": "Update the firmware package: `sudo apt update && sudo apt install linux-firmware`.",
-    "fedora": "Update the firmware package: `sudo dnf upgrade linux-firmware`.",
-    "arch": "Update the system, firmware included: `sudo pacman -Syu` (Arch does not support partial upgrades).",
-}
-
-
 @check("firmware-load-failure", AREA)
 def firmware_load_failure(ctx):
     log_, skipped = _kernel_log(ctx)
@@ -511,9 +572,8 @@ def firmware_load_failure(ctx):
         return Passed(f"no amdgpu firmware load failure in {_log_name(log_)}")
     facts = _facts(ctx)
     files = sorted({m.group(1) for _line, m in hits})
-    details = [f"Missing firmware file(s): {', '.join(files)}."]
-    if any(m.group(2) == "-2" for _line, m in hits):
-        details.append("Error -2 means the file does not exist on this system.")
+    places = _firmware_places(ctx, files)
+    details = [f"Firmware file(s) the driver could not load: {', '.join(files)}."]
     fatal = log_.grep(_FATAL_INIT_RE)
     unbound = [d for d in facts.amd_display_devices if d.driver != "amdgpu"]
     severity = None
@@ -532,14 +592,65 @@ def firmware_load_failure(ctx):
             details.append("rocmdesk cannot tell whether the GPU runs with reduced function without it: update "
                            "the firmware package so the driver finds every file it asks for.")
     evidence_lines = [line for line, _m in hits[:MAX_EVIDENCE]] + [line for line, _m in fatal[:2]]
-    family = facts.distro_family
-    steps = None
-    if family in FIRMWARE_UPDATE:
-        steps = (FIRMWARE_UPDATE[family] + " Newer GPUs may need a newer kernel and firmware (Ubuntu: the HWE "
-                 "kernel) or amdgpu-dkms, which ships amdgpu-dkms-firmware.",
-                 facts.regenerate_initramfs_step(), "Reboot.")
-    return Failed(evidence=[evidence(line) for line in evidence_lines], details=" ".join(details),
-                  severity=severity, fix_steps=steps)
+    ev = [evidence(line) for line in evidence_lines]
+    states = {p.state for p in places}
+    steps: list[str] = []
+    for place in places:
+        ev.extend(_place_evidence(place))
+    image = ctx.initramfs.image_path
+    if states & {"root-only"}:
+        names = ", ".join(p.name for p in places if p.state == "root-only")
+        details.append(f"{names} is on the root file system but not in the initramfs {image}: amdgpu starts from "
+                       "the initramfs, before the root file system is mounted, so it finds only the image's copy. "
+                       "The image was built before the firmware was installed or updated.")
+        steps += [facts.regenerate_initramfs_step(), "Reboot."]
+    if "root" in states:
+        names = ", ".join(p.name for p in places if p.state == "root")
+        why = ctx.initramfs.problem or "no image was read"
+        details.append(f"{names} is on the root file system; whether the initramfs holds it could not be checked "
+                       f"({why}). If amdgpu starts from the initramfs, an image built before the firmware was "
+                       "installed lacks it.")
+        steps += [s for s in (facts.regenerate_initramfs_step(), "Reboot.") if s not in steps]
+    if "nowhere" in states:
+        names = ", ".join(p.name for p in places if p.state == "nowhere")
+        details.append(f"{names} is neither in the firmware folders of the root file system nor in the "
+                       "initramfs: the firmware package is missing or older than the GPU.")
+        steps = [firmware_step(facts.distro_key) + " Newer GPUs may also need a newer kernel, or amdgpu-dkms, "
+                 "which ships amdgpu-dkms-firmware.", facts.regenerate_initramfs_step(), "Reboot."] + [
+                     s for s in steps if s not in (facts.regenerate_initramfs_step(), "Reboot.")]
+    if states & {"both", "image-only"} and not steps:
+        details.append("The file is there now (on the root file system and in the initramfs): it was installed "
+                       "after this boot, so the driver found nothing at boot time.")
+        steps = ["Reboot: the next boot loads the firmware that is installed now.",
+                 "If the message comes back, reinstall the firmware package: " + firmware_step(facts.distro_key)]
+    if "unknown" in states:
+        names = ", ".join(p.name for p in places if p.state == "unknown")
+        details.append(f"rocmdesk could not look at the firmware folders (/lib/firmware is not in this root), so "
+                       f"it cannot tell whether {names} is installed: check with `ls /lib/firmware/amdgpu/`.")
+        if not steps:
+            steps = [f"Check whether the file exists: `ls -l /lib/firmware/{files[0]}*`.",
+                     "If it does not: " + firmware_step(facts.distro_key),
+                     "If it does, rebuild the initramfs so it holds the file: " + facts.regenerate_initramfs_step(),
+                     "Reboot."]
+    return Failed(evidence=ev, details=" ".join(details), severity=severity, fix_steps=tuple(steps) or None)
+
+
+def _firmware_places(ctx, files: list[str]) -> list[FirmwarePlace]:
+    info = ctx.initramfs
+    image = info.image if info.image is not None and info.image.complete else None
+    return [locate(ctx.root, name, ctx.kernel_release, image, info.image_path) for name in files]
+
+
+def _place_evidence(place: FirmwarePlace) -> list[Evidence]:
+    out = [Evidence("exists on the root file system", path) for path in (place.on_root or ())]
+    if place.on_root == ():
+        out.append(Evidence(f"not found in {', '.join(FIRMWARE_BASES)} (also looked for .zst/.xz)",
+                            f"/lib/firmware/{place.name}"))
+    if place.in_image is True:
+        out.append(Evidence(f"in the initramfs as {place.image_member}", place.image_path))
+    elif place.in_image is False:
+        out.append(Evidence(f"{place.name} is not in the initramfs", place.image_path))
+    return out
 
 
 @check("pcie-atomics-missing", AREA)
@@ -582,7 +693,7 @@ def overdrive_enabled(ctx):
     if not mask & OVERDRIVE_BIT:
         return Passed(f"ppfeaturemask 0x{mask:08x}: OverDrive (bit 14) off")
     ev = [Evidence(f"ppfeaturemask = 0x{mask:08x} (bit 14, OverDrive, is set)", path, 1)]
-    family = facts.distro_family
+    family = facts.distro_key
     # every ppfeaturemask= modprobe hands amdgpu, in kmod's order; the last one counts (facts.module_params)
     settings = [p for p in facts.module_params("amdgpu") if param_eq(p.name, "ppfeaturemask")]
     steps: list[str] = []
@@ -590,7 +701,9 @@ def overdrive_enabled(ctx):
         ev.append(_setting_evidence(setting))
         if setting.on_cmdline:
             ev.extend(_grub_evidence(facts, "ppfeaturemask"))
-            steps += remove_kernel_arg_steps(family, setting.source.text)[:-1]  # one reboot, at the end
+            # one reboot, at the end
+            steps += remove_kernel_arg_steps(family, setting.source.text,
+                                             grub_has_it=facts.grub_has(setting.source.text))[:-1]
         elif setting.source.path.startswith("/etc/modprobe.d/"):
             steps.append(f"Delete `ppfeaturemask={setting.value}` from the `options amdgpu` line "
                          f"{setting.source.path}:{setting.source.line} (as root).")

@@ -29,8 +29,11 @@ def test_json_contract_on_clean_root(root, capsys):
     code, out, _err = run_cli(capsys, "--root", str(root), "--json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"host", "checks", "findings"}
+    assert set(data) == {"host", "checks", "findings", "target"}
     assert set(data["host"]) == {"kernel", "distro", "rocm", "gpus"}
+    # whose machine (issue 10): a root folder, never applicable, with the identity its files show
+    assert data["target"]["kind"] == "root" and data["target"]["applicable"] is False
+    assert data["target"]["machine"]["kernel"] == data["host"]["kernel"]
     assert data["findings"] == []
     assert [c["id"] for c in data["checks"]] == [s.id for s in registered_checks()]
     for entry in data["checks"]:

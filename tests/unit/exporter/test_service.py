@@ -6,6 +6,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,30 @@ def test_unknown_path_is_404(tree, serve):
         get(base + "/secret")
     assert info.value.code == 404
     assert b"/metrics" in get(base + "/")
+
+
+def test_body_is_rendered_once_per_change_and_shows_the_newest_sample(tree, monkeypatch):
+    import rocmdesk.exporter.service as service
+
+    renders = []
+    real_render = service.render
+    monkeypatch.setattr(service, "render", lambda *a: renders.append(1) or real_render(*a))
+    backend = SysfsBackend(HostRoot(tree))
+    exporter = Exporter(HostRoot(tree), backend, interval_s=1.0, diagnose_every_s=0)
+    try:
+        renders.clear()
+        first = backend.sample()
+        exporter._on_snapshot(first)
+        exporter._on_snapshot(first)  # two samples between scrapes: one render, at the scrape
+        assert renders == []
+        body = exporter.body
+        assert exporter.body is body and len(renders) == 1  # served from the cache until the next change
+        assert values(body, "gpu_junction_temperature")
+
+        hot = replace(first, timestamp=first.timestamp + 1, gpus=[
+            replace(g, temperature_c={**g.temperature_c, "junction": 99.5}) for g in first.gpus])
+        exporter._on_snapshot(hot)
+        assert set(values(exporter.body, "gpu_junction_temperature")) == {99.5}
+        assert len(renders) == 2
+    finally:
+        backend.close()

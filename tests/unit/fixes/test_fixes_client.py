@@ -11,6 +11,7 @@ import pytest
 from rocmdesk.diagnosis.model import Evidence, Finding, Fix, Severity
 from rocmdesk.fixes import actions, client, journal, plan, requests
 from rocmdesk.host import CommandResult, HostRoot, RecordedRunner
+from tests.support.targets import LIVE
 from tests.unit.fixes.helper_trees import (
     CALLER_UID,
     GPU_PCI,
@@ -47,16 +48,17 @@ def test_policy_is_wellformed_and_matches_the_app_and_the_helper():
 
 
 def test_pkexec_argv_is_a_plain_argv_with_absolute_paths():
-    argv = client.pkexec_argv(["set-power-cap", GPU_PCI, "250"])
+    argv = client.pkexec_argv(["set-power-cap", GPU_PCI, "250"], target=LIVE)
     assert argv == ["/usr/bin/pkexec", "/usr/libexec/rocmdesk/rocmdesk-helper", "set-power-cap", GPU_PCI, "250"]
     with pytest.raises(ValueError, match="user-level"):
-        client.pkexec_argv(["pip-reinstall-rocm-torch", "/home/a/venv", "https://download.pytorch.org/whl/rocm6.2"])
+        client.pkexec_argv(["pip-reinstall-rocm-torch", "/home/a/venv", "https://download.pytorch.org/whl/rocm6.2"],
+                           target=LIVE)
     with pytest.raises(ValueError, match="unknown"):
-        client.pkexec_argv(["rm", "-rf"])
+        client.pkexec_argv(["rm", "-rf"], target=LIVE)
     with pytest.raises(ValueError, match="takes 2"):
-        client.pkexec_argv(["set-power-cap", GPU_PCI])
+        client.pkexec_argv(["set-power-cap", GPU_PCI], target=LIVE)
     with pytest.raises(ValueError, match="absolute"):
-        client.pkexec_argv(["reset-tuning", GPU_PCI], pkexec="pkexec")
+        client.pkexec_argv(["reset-tuning", GPU_PCI], pkexec="pkexec", target=LIVE)
 
 
 @pytest.mark.parametrize(("code", "stdout", "kind", "words"), [
@@ -115,7 +117,7 @@ class InProcessHelper(RecordedRunner):
 def test_preview_shows_exactly_what_apply_then_does(tmp_path):
     host = build_host(tmp_path / "root")
     action = ("modprobe-unblacklist-amdgpu", "/etc/modprobe.d/blacklist-amdgpu.conf")
-    fix_plan = client.preview(action, InProcessHelper(host))
+    fix_plan = client.preview(action, InProcessHelper(host), target=LIVE)
     text = fix_plan.text()
     assert "1. Edit /etc/modprobe.d/blacklist-amdgpu.conf" in text
     assert "-blacklist amdgpu" in text and "+# disabled by rocmdesk: blacklist amdgpu" in text
@@ -131,23 +133,23 @@ def test_preview_shows_exactly_what_apply_then_does(tmp_path):
 def test_preview_refusal_carries_the_helpers_reason(tmp_path):
     host = build_host(tmp_path / "root")
     with pytest.raises(plan.PlanError, match="outside this GPU's range"):
-        client.preview(("set-power-cap", GPU_PCI, "999"), InProcessHelper(host))
+        client.preview(("set-power-cap", GPU_PCI, "999"), InProcessHelper(host), target=LIVE)
 
 
 def test_preview_when_the_helper_cannot_run():
     runner = RecordedRunner()
     with pytest.raises(plan.PlanError, match="could not ask the helper"):
-        client.preview(("reset-tuning", GPU_PCI), runner)
+        client.preview(("reset-tuning", GPU_PCI), runner, target=LIVE)
     runner.add([actions.HELPER_PATH, "--preview", "reset-tuning", GPU_PCI], stdout="garbage")
     with pytest.raises(plan.PlanError, match="printed no result"):
-        client.preview(("reset-tuning", GPU_PCI), runner)
+        client.preview(("reset-tuning", GPU_PCI), runner, target=LIVE)
 
 
 def test_sysfs_plan_text_uses_watts(tmp_path):
     host = build_host(tmp_path / "root")
-    fix_plan = client.preview(("set-power-cap", GPU_PCI, "300"), InProcessHelper(host))
+    fix_plan = client.preview(("set-power-cap", GPU_PCI, "300"), InProcessHelper(host), target=LIVE)
     assert "from 290 W to 300 W" in fix_plan.text()
-    empty = client.preview(("set-power-cap", GPU_PCI, "290"), InProcessHelper(host))
+    empty = client.preview(("set-power-cap", GPU_PCI, "290"), InProcessHelper(host), target=LIVE)
     assert empty.is_empty and "Nothing to change" in empty.text()
 
 
@@ -210,7 +212,7 @@ def test_pynvml_finding_gets_a_user_level_request():
     assert req is not None and not req.privileged and req.action == ("pip-uninstall-pynvml", "/home/a/venv")
     assert requests.request_for_finding(_finding(("pip-uninstall-pynvml",))) is None
     with pytest.raises(ValueError, match="user-level"):
-        client.pkexec_argv(["pip-uninstall-pynvml", "/home/a/venv"])
+        client.pkexec_argv(["pip-uninstall-pynvml", "/home/a/venv"], target=LIVE)
 
 
 def test_no_pkexec_exit_codes_from_the_helper_main(monkeypatch, capsys):

@@ -15,6 +15,7 @@ from PySide6 import QtCore
 
 from rocmdesk.fixes import client
 from rocmdesk.host import HostRoot
+from tests.support.targets import LIVE
 from tests.unit.fixes.helper_trees import GPU_PCI, REPO, build_host, load_helper, settle_sysfs
 
 pytestmark = pytest.mark.gui
@@ -58,7 +59,7 @@ def make_dialog(rig, action, pkexec=None, qtbot=None):
     from rocmdesk.ui.fix_dialog import FixDialog
 
     dialog = FixDialog(action, "Test fix", ("step one",), status=rig["status"], helper_path=rig["helper"],
-                       pkexec=pkexec or rig["pkexec"])
+                       pkexec=pkexec or rig["pkexec"], target=LIVE)
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.previewed, timeout=15000):
         pass
@@ -106,7 +107,7 @@ def test_dialog_without_helper_shows_manual_steps(qtbot):
 
     status = client.HelperStatus(client.Availability.NO_HELPER, client.INSTALL_HINT)
     dialog = FixDialog(("initramfs-regenerate",), "Rebuild", ("Run update-initramfs -u -k $(uname -r)",),
-                       status=status)
+                       status=status, target=LIVE)
     qtbot.addWidget(dialog)
     text = dialog.text.toPlainText()
     assert "pip install does not include" in text and "1. Run update-initramfs" in text
@@ -153,7 +154,7 @@ def make_tab(qtbot, rig, mode="live"):
 
     def factory(actions, title, parent):
         return FixDialog(actions, title, status=rig["status"], helper_path=rig["helper"], pkexec=rig["pkexec"],
-                         parent=parent)
+                         parent=parent, target=LIVE)
 
     tab = TuningTab(ctx, dialog_factory=factory)
     tab.changes.dialog_factory = factory
@@ -250,8 +251,9 @@ def test_fix_handler_connects_the_diagnosis_tab(qtbot, monkeypatch):
     window = QtWidgets.QMainWindow()
     qtbot.addWidget(window)
     window.tab_widgets = {"diagnosis": Diagnosis()}
+    window.ctx = type("Ctx", (), {"root": HostRoot("/"), "mode": "live", "bundle_path": None, "extras": {}})()
     opened: list[_StandInDialog] = []
-    monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent: _StandInDialog(opened))
+    monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent, **kw: _StandInDialog(opened))
     assert fix_dialog.install_fix_handler(window)
     assert fix_dialog.install_fix_handler(window), "idempotent"
     finding = Finding("xorg-driver-conflict", Severity.ERROR, "t", "e",
@@ -273,7 +275,7 @@ def test_pip_dialog_streams_and_cancels(qtbot, tmp_path):
     python.write_text(f"#!{sys.executable}\nimport sys, time\nif sys.argv[3] == 'freeze':\n    sys.exit(0)\n"
                       "print('Downloading torch', flush=True)\ntime.sleep(60)\n")
     python.chmod(0o755)
-    dialog = PipFixDialog(str(env), "https://download.pytorch.org/whl/rocm6.2")
+    dialog = PipFixDialog(str(env), "https://download.pytorch.org/whl/rocm6.2", target=LIVE)
     qtbot.addWidget(dialog)
     assert "no administrator password" in dialog.text.toPlainText()
     dialog.start(save_dir=tmp_path / "saved")
@@ -281,7 +283,7 @@ def test_pip_dialog_streams_and_cancels(qtbot, tmp_path):
     with qtbot.waitSignal(dialog.finished_run, timeout=10000):
         dialog.cancel()
     assert "Cancelled" in dialog.message.text()
-    bad = PipFixDialog(str(tmp_path / "nope"), "https://download.pytorch.org/whl/rocm6.2")
+    bad = PipFixDialog(str(tmp_path / "nope"), "https://download.pytorch.org/whl/rocm6.2", target=LIVE)
     qtbot.addWidget(bad)
     assert not bad.run_button.isEnabled() and "not a virtual" in bad.text.toPlainText()
 
@@ -292,7 +294,9 @@ def test_outcome_json_roundtrip_is_what_the_dialog_parses(rig):
     assert client.outcome_from_exit(0, json.dumps(result)).undo_id == result["undo_id"]
 
 
-def test_real_window_routes_diagnosis_fixes_to_the_dialog(qtbot, rig, monkeypatch):
+def test_real_window_of_a_snapshot_routes_fixes_to_the_steps_dialog(qtbot, rig, monkeypatch):
+    """Issue 10: a root folder shown as a snapshot never opens the runnable fix dialog (it would read and
+    change THIS machine); the window opens the steps for that machine instead, with no Apply."""
     from rocmdesk.diagnosis.model import Finding, Fix, Severity
     from rocmdesk.host import RecordedRunner
     from rocmdesk.ui import fix_dialog
@@ -311,16 +315,17 @@ def test_real_window_routes_diagnosis_fixes_to_the_dialog(qtbot, rig, monkeypatc
         assert "diagnosis" in window.tab_widgets and "tuning" in window.tab_widgets
         qtbot.waitUntil(lambda: bool(window.property("rocmdeskFixHandler")), timeout=5000)
         opened: list[_StandInDialog] = []
-        rechecked: list = []
-        monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent: _StandInDialog(opened))
+        monkeypatch.setattr(fix_dialog, "open_fix_for_request", lambda request, parent, **kw: _StandInDialog(opened))
+        shown: list = []
+        monkeypatch.setattr(fix_dialog.StepsDialog, "open", lambda self: shown.append(self))
         diagnosis = window.tab_widgets["diagnosis"]
-        monkeypatch.setattr(diagnosis, "recheck", rechecked.append)
         finding = Finding("amdgpu-blacklisted", Severity.ERROR, "t", "e", fix=Fix(
-            "modprobe-unblacklist-amdgpu", True, (), ("modprobe-unblacklist-amdgpu", "/etc/modprobe.d/b.conf")))
+            "modprobe-unblacklist-amdgpu", True, ("Comment it out.",),
+            ("modprobe-unblacklist-amdgpu", "/etc/modprobe.d/b.conf")))
         diagnosis.fixRequested.emit(finding)
-        assert len(opened) == 1
-        opened[0].applied.emit(client.Outcome(client.OutcomeKind.DONE, "Done."))
-        assert rechecked == ["amdgpu-blacklisted"], "the related check re-runs after a successful fix"
+        assert opened == [], "the runnable fix dialog is never built for a snapshot"
+        assert len(shown) == 1 and not shown[0].plan.applicable
+        assert "not this machine" in shown[0].notice.text()
     finally:
         window.close()
         session.close()

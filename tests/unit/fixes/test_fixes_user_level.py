@@ -11,6 +11,7 @@ import pytest
 
 from rocmdesk.fixes import pip_fix, tuning_profiles
 from rocmdesk.fixes.tuning_profiles import GpuTuning, ProfileError, TuningProfile
+from tests.support.targets import LIVE
 
 INDEX = "https://download.pytorch.org/whl/rocm6.2"
 
@@ -54,7 +55,7 @@ def test_run_saves_freeze_first_and_streams(tmp_path):
         "if sys.argv[3] == 'freeze':\n    print('torch==2.4.0+cu121')\n    sys.exit(0)\n"
         "print('Collecting torch'); print('Successfully installed torch-2.5.1+rocm6.2'); sys.exit(0)"))
     lines = []
-    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), lines.append, save_dir=tmp_path / "saved")
+    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), lines.append, save_dir=tmp_path / "saved", target=LIVE)
     assert run.run() == 0
     assert run.freeze_file and "torch==2.4.0+cu121" in run.freeze_file.read_text()
     assert lines[0].startswith("Saved the current package list")
@@ -65,7 +66,7 @@ def test_run_saves_freeze_first_and_streams(tmp_path):
 
 def test_failed_freeze_changes_nothing(tmp_path):
     env = fake_env(tmp_path, "print('boom', file=sys.stderr); sys.exit(1)")
-    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), save_dir=tmp_path / "saved")
+    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), save_dir=tmp_path / "saved", target=LIVE)
     with pytest.raises(pip_fix.PipFixError, match="no way back"):
         run.run()
     assert not (tmp_path / "saved").exists()
@@ -76,7 +77,7 @@ def test_cancel_stops_the_install(tmp_path):
         "if sys.argv[3] == 'freeze':\n    sys.exit(0)\n"
         "print('Downloading', flush=True)\ntime.sleep(60)"))
     lines = []
-    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), lines.append, save_dir=tmp_path / "saved")
+    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), lines.append, save_dir=tmp_path / "saved", target=LIVE)
     thread = threading.Thread(target=run.run)
     start = time.monotonic()
     thread.start()
@@ -207,7 +208,7 @@ def test_index_from_the_local_tag(version, index):
 
 def test_rollback_restores_the_old_builds_from_their_own_index(tmp_path):
     env = pip_env(tmp_path)
-    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), save_dir=tmp_path / "saved")
+    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), save_dir=tmp_path / "saved", target=LIVE)
     assert run.run() == 0
     assert installed(env)["torch"] == "2.5.1+rocm6.2"
     rollback = run.rollback
@@ -221,7 +222,7 @@ def test_rollback_restores_the_old_builds_from_their_own_index(tmp_path):
          "torchaudio==2.4.0+cu121"],
     ]
     lines = []
-    assert pip_fix.RollbackRun(rollback, lines.append).run() == 0
+    assert pip_fix.RollbackRun(rollback, lines.append, target=LIVE).run() == 0
     assert installed(env) == BEFORE, "exactly the packages of the saved freeze"
     assert all("--extra-index-url" not in c["argv"] for c in calls(env))
     assert "$ " + " ".join(rollback.argvs()[-1]) in lines
@@ -247,9 +248,9 @@ def test_pip_runs_without_pip_variables_or_config_files(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
     monkeypatch.setenv("pip_no_deps", "1")
     env = pip_env(tmp_path)
-    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), save_dir=tmp_path / "saved")
+    run = pip_fix.PipRun(pip_fix.plan_pip_reinstall(env, INDEX), save_dir=tmp_path / "saved", target=LIVE)
     run.run()
-    pip_fix.RollbackRun(run.rollback).run()
+    pip_fix.RollbackRun(run.rollback, target=LIVE).run()
     recorded = calls(env)
     assert len(recorded) >= 4  # freeze, install, freeze, rollback
     assert all(c["pip_env"] == {"PIP_CONFIG_FILE": os.devnull} for c in recorded), recorded
@@ -268,14 +269,14 @@ def test_pynvml_uninstall_runs_as_the_user_and_rolls_back(tmp_path):
     assert plan.argv == [str(env / "bin/python3"), "-m", "pip", "uninstall", "-y", "pynvml", "nvidia-ml-py"]
     assert "no administrator password" in plan.describe()
     lines = []
-    run = pip_fix.PipRun(plan, lines.append, save_dir=tmp_path / "saved")
+    run = pip_fix.PipRun(plan, lines.append, save_dir=tmp_path / "saved", target=LIVE)
     assert run.run() == 0
     assert lines[0].startswith("Saved the current package list") and "pynvml==11.5.0" in run.freeze_file.read_text()
     assert "pynvml" not in installed(env) and "nvidia-ml-py" not in installed(env)
     assert run.rollback.argvs() == [[str(env / "bin/python3"), "-m", "pip", "install", "--force-reinstall",
                                      "--no-deps", "--index-url", "https://pypi.org/simple", "pynvml==11.5.0",
                                      "nvidia-ml-py==12.535.161"]]
-    assert pip_fix.RollbackRun(run.rollback).run() == 0
+    assert pip_fix.RollbackRun(run.rollback, target=LIVE).run() == 0
     assert installed(env) == BEFORE
     with pytest.raises(pip_fix.PipFixError, match="not a virtual or conda environment"):
         pip_fix.plan_pip_uninstall_pynvml(tmp_path / "nothing")
@@ -288,7 +289,7 @@ def test_rollback_stops_at_the_first_failure(tmp_path):
     pypi = "https://pypi.org/simple"
     bad = pip_fix.PipRollback(env / "bin/python3", [pip_fix.RollbackStep(pypi, ("torch==2.4.0+cu121",)),
                                                     pip_fix.RollbackStep(pypi, ("numpy==1.0",))])
-    assert pip_fix.RollbackRun(bad).run() == 1
+    assert pip_fix.RollbackRun(bad, target=LIVE).run() == 1
     assert [c["argv"][-1] for c in calls(env)] == ["torch==2.4.0+cu121"], "the second step never ran"
 
 
