@@ -93,6 +93,11 @@ def _namespace_works(tmp_path: Path) -> str | None:
 
 @pytest.fixture
 def host(tmp_path):
+    return namespace_host(tmp_path)
+
+
+def namespace_host(tmp_path: Path) -> Path:
+    """A host tree ready to be bound over the real folders (skips when namespaces are unavailable)."""
     reason = _namespace_works(tmp_path)
     if reason:
         pytest.skip(reason)
