@@ -4,6 +4,7 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     display,
     driver,
     environment,
+    gpu_support,
     hardware,
     initramfs,
     permissions,
