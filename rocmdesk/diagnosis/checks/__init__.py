@@ -2,9 +2,12 @@
 
 from rocmdesk.diagnosis.checks import (  # noqa: F401
     display,
+    dkms,
     driver,
     environment,
     initramfs,
+    launchers,
     permissions,
     python_torch,
+    wsl,
 )
