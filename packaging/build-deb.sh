@@ -3,7 +3,8 @@
 #
 #   bash packaging/build-deb.sh [--python-version 3.11] [--out dist/]
 #
-# Python dependencies that Debian 12 and Ubuntu 24.04 ship are package dependencies; the rest
+# Python dependencies that Debian 12 and Ubuntu 24.04 ship are package dependencies, versioned with the
+# floors of pyproject.toml (tests/unit/test_dependency_floors.py keeps the two equal); the rest
 # (PySide6-Essentials, shiboken6, pyqtgraph, and numpy, which is too old in Debian 12 for pyqtgraph
 # 0.14) are vendored into /usr/lib/rocmdesk/vendor for the target's Python version, never into the
 # system Python. Build on (or for) the distribution you install on: the default Python version is
@@ -100,7 +101,7 @@ Priority: optional
 Architecture: ${arch}
 Maintainer: rocmdesk developers <rocmdesk@users.noreply.github.com>
 Installed-Size: ${size_kb}
-Depends: python3 (>= ${pyver}), python3 (<< ${pyver%.*}.$(( ${pyver#*.} + 1 ))), python3-psutil, python3-pyudev, python3-yaml, python3-packaging, python3-platformdirs, python3-zstandard, python3-lz4, python3-prometheus-client (>= 0.16), pkexec | policykit-1, libegl1, libgl1, libxkbcommon0, libxkbcommon-x11-0, libfontconfig1, libdbus-1-3, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1, libxcb-shape0, libxcb-render-util0, libxcb-image0
+Depends: python3 (>= ${pyver}), python3 (<< ${pyver%.*}.$(( ${pyver#*.} + 1 ))), python3-psutil (>= 5.9), python3-pyudev (>= 0.24), python3-yaml (>= 6.0), python3-packaging (>= 23), python3-platformdirs (>= 2.6), python3-zstandard (>= 0.15), python3-lz4 (>= 4.0), python3-prometheus-client (>= 0.16), pkexec | policykit-1, libegl1, libgl1, libxkbcommon0, libxkbcommon-x11-0, libfontconfig1, libdbus-1-3, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1, libxcb-shape0, libxcb-render-util0, libxcb-image0
 Recommends: rocm-smi
 Homepage: https://github.com/rocmdesk/rocmdesk
 Description: AMD GPU monitor and ROCm setup doctor

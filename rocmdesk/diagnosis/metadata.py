@@ -27,3 +27,14 @@ def load_metadata() -> dict[str, dict]:
                 raise ValueError(f"check {entry['id']!r} described twice ({path.name})")
             out[entry["id"]] = entry
     return out
+
+
+def check_label(check_id: str, fallback: str = "") -> str:
+    """The short, neutral name of a check (``label`` in its YAML) for lists that show it whatever its
+    status; a title states the problem ("amdgpu is blacklisted"), which reads wrong beside a pass."""
+    try:
+        label = load_metadata().get(check_id, {}).get("label")
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        log.warning("check metadata unreadable: %s", exc)
+        label = None
+    return str(label) if label else (fallback or check_id)

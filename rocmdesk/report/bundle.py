@@ -44,6 +44,7 @@ from rocmdesk import __version__
 from rocmdesk.host import (
     CommandResult,
     CommandRunner,
+    HostReadError,
     HostRoot,
     RecordedRunner,
     device_placeholder_json,
@@ -344,6 +345,8 @@ class Collector:
             # folder touched there was listed, so keep its names too.
             if "list" in kinds or ("touch" in kinds and real.startswith("home/")):
                 self.add_listing(real, why)
+        elif real.startswith("dev/"):
+            self._add_dev_entry(real, why)
         elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
             self._add_device(real, st, why)
         elif stat.S_ISREG(st.st_mode):
@@ -379,6 +382,16 @@ class Collector:
                 self._add_dir(child, f"{why} (folder listing)")
             elif stat.S_ISREG(st.st_mode) and child.startswith("home/") and filters.home_file_ok(child):
                 self._add_file(child, st, f"{why} (folder listing)")  # pyvenv.cfg, main.py: metadata
+
+    def _add_dev_entry(self, real: str, why: str) -> None:
+        """Any /dev entry (a device, or a root folder's stand-in: a regular file, a FIFO, a socket, a placeholder)
+        becomes a placeholder with its type, mode, owner and group, read the way the diagnosis reads it
+        (HostRoot.stat decodes a placeholder), so a bundle's diagnosis sees what the source's did (issue 10)."""
+        try:
+            st = self.root.stat("/" + real)
+        except HostReadError:
+            return
+        self._add_device(real, st, why)
 
     def _add_device(self, real: str, st: os.stat_result, why: str) -> None:
         owner, group = filters.account_names(self.root, st.st_uid, st.st_gid)

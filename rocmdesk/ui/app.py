@@ -30,6 +30,9 @@ from rocmdesk.ui.sources import Source, bundle_source, demo_source, root_source,
 
 log = logging.getLogger(__name__)
 
+# packaging/org.rocmdesk.RocmDesk.desktop: Wayland compositors match the window's app id to it (icon, name)
+DESKTOP_FILE_NAME = "org.rocmdesk.RocmDesk"
+
 
 def fixed_mmap_threshold(nbytes: int = 256 * 1024) -> None:
     """Keep glibc from raising its mmap threshold after big arrays are freed.
@@ -56,7 +59,7 @@ def make_app(argv: list[str] | None = None) -> QtWidgets.QApplication:
         app = QtWidgets.QApplication(argv or ["rocmdesk"])
     app.setApplicationName("rocmdesk")
     app.setOrganizationName("rocmdesk")
-    app.setDesktopFileName("rocmdesk")
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
     icon_file = resource_path("icons", "rocmdesk.svg")
     if icon_file.is_file():
         app.setWindowIcon(QtGui.QIcon(str(icon_file)))

@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.commands.diagnose import Style, fix_audience, render_text
 from rocmdesk.diagnosis.engine import AREAS
+from rocmdesk.diagnosis.metadata import check_label
 from rocmdesk.diagnosis.model import CheckResult, Finding, Severity, Status
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
@@ -54,6 +55,23 @@ def status_color(result: CheckResult | None, palette: theme.Palette) -> str:
         return ERROR_PURPLE
     return {Severity.ERROR: palette.critical, Severity.WARNING: palette.hot,
             Severity.INFO: INFO_BLUE}.get(_worst(result), palette.critical)
+
+
+STATUS_WORDS = {Status.PASS: "passed", Status.FAIL: "failed", Status.SKIP: "skipped", Status.ERROR: "could not run"}
+
+
+def result_text(result: CheckResult) -> str:
+    """The Result column: a failure counts its findings, a skip says so before its reason (grey), a
+    pass shows what was found fine."""
+    if result.status is Status.FAIL:
+        worst = _worst(result)
+        count = len(result.findings)
+        return f"{worst.value if worst else 'fail'} · {count} finding{'s' if count != 1 else ''}"
+    if result.status is Status.SKIP:
+        return f"skipped — {result.reason}" if result.reason else "skipped"
+    if result.status is Status.ERROR:
+        return f"could not run — {result.reason}" if result.reason else "could not run"
+    return result.reason or "passed"
 
 
 def status_glyph(result: CheckResult | None) -> str:
@@ -378,15 +396,15 @@ class DiagnosisTab(QtWidgets.QWidget):
             self._check_items[result.id] = item
         palette = theme.current()
         item.setIcon(0, status_icon(status_glyph(result), status_color(result, palette)))
-        item.setText(0, result.title if result.status is Status.FAIL else result.id)
-        item.setToolTip(0, f"{result.id}: {result.title}")
-        if result.status is Status.FAIL:
-            worst = _worst(result)
-            count = len(result.findings)
-            item.setText(1, f"{worst.value if worst else 'fail'} · {count} finding{'s' if count != 1 else ''}")
-        else:
-            item.setText(1, result.reason)
-        item.setToolTip(1, result.reason)
+        # the short neutral name for every status (ids are for the detail pane and reports)
+        item.setText(0, check_label(result.id, result.title))
+        item.setToolTip(0, f"{result.title} [{result.id}]")
+        item.setText(1, result_text(result))
+        item.setToolTip(1, f"{STATUS_WORDS.get(result.status, '')}: {result.reason}" if result.reason
+                        else STATUS_WORDS.get(result.status, ""))
+        muted = result.status is Status.SKIP
+        for column in (0, 1):
+            item.setForeground(column, QtGui.QBrush(QtGui.QColor(palette.muted)) if muted else QtGui.QBrush())
         item.takeChildren()
         for index, finding in enumerate(result.findings):
             child = QtWidgets.QTreeWidgetItem([self._finding_label(finding), finding.severity.value])
@@ -490,9 +508,8 @@ class DiagnosisTab(QtWidgets.QWidget):
     def _show_item(self, item: QtWidgets.QTreeWidgetItem | None) -> None:
         self.rerun_button.setEnabled(item is not None and item.data(0, ROLE_ID) is not None and not self.running)
         result, finding = self._selected()
-        self.fix_button.setEnabled(False)
+        self._set_fix_state(False, "Select a finding to see whether it has a fix.")
         self.copy_evidence_button.setEnabled(False)
-        self.fix_hint.setText("")
         if result is None:
             if self.report is not None:
                 self._show_summary()
@@ -501,15 +518,26 @@ class DiagnosisTab(QtWidgets.QWidget):
             self.detail.setHtml(self._finding_html(result, finding))
             self.copy_evidence_button.setEnabled(bool(finding.evidence))
             runnable = finding.fix is not None and finding.fix.action is not None
-            self.fix_button.setEnabled(runnable)
-            if finding.fix is not None and not runnable:
-                self.fix_hint.setText("Manual steps only: follow them above.")
-            elif runnable and finding.fix.privileged:
-                self.fix_hint.setText("Shows the exact change first; asks for your password.")
-            elif runnable:
-                self.fix_hint.setText("Runs as you, without a password; shows its output as it goes.")
+            if finding.fix is None:
+                self._set_fix_state(False, "No fix: this finding is information only.")
+            elif not runnable:
+                self._set_fix_state(False, "Manual steps only (no automatic fix): follow them above.")
+            elif finding.fix.privileged:
+                self._set_fix_state(True, "Shows the exact change first; asks for your password.")
+            else:
+                self._set_fix_state(True, "Runs as you, without a password; shows its output as it goes.")
             return
+        if result.status is Status.FAIL and len(result.findings) > 1:
+            self._set_fix_state(False, "Select one of this check's findings to see its fix.")
+        else:
+            self._set_fix_state(False, f"No fix: this check {STATUS_WORDS.get(result.status, 'ran')}.")
         self.detail.setHtml(self._check_html(result))
+
+    def _set_fix_state(self, enabled: bool, reason: str) -> None:
+        """Fix… is enabled exactly when there is a fix to run; when not, the hint beside it says why."""
+        self.fix_button.setEnabled(enabled)
+        self.fix_hint.setText(reason)
+        self.fix_button.setToolTip(reason)
 
     def _show_placeholder(self) -> None:
         self.detail.setHtml("<h3>Diagnosis</h3><p>rocmdesk checks the amdgpu driver, permissions, the "
@@ -549,7 +577,7 @@ class DiagnosisTab(QtWidgets.QWidget):
     def _finding_html(self, result: CheckResult, finding: Finding) -> str:
         palette = theme.current()
         color = {Severity.ERROR: palette.critical, Severity.WARNING: palette.hot,
-                 Severity.INFO: INFO_BLUE}[finding.severity]
+                 Severity.INFO: palette.info}[finding.severity]
         subject = f" — {html.escape(finding.subject)}" if finding.subject else ""
         parts = [f"<h3>{html.escape(finding.title)}{subject}</h3>",
                  f"<p><span style='color:{color}'><b>{finding.severity.value.upper()}</b></span> "

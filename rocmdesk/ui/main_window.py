@@ -7,13 +7,13 @@ import os
 import time
 from collections.abc import Callable
 
-import platformdirs
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk import __version__
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import fmt_age, gpu_label
+from rocmdesk.ui.settings import pictures_dir
 from rocmdesk.ui.tabs import available_tabs, load_factory
 from rocmdesk.ui.widgets import set_text
 
@@ -53,6 +53,20 @@ def fit_on_screen(rect: QtCore.QRect, screens: list[QtCore.QRect], fallback: QtC
     placed = QtCore.QRect(0, 0, width, height)
     placed.moveCenter(fallback.center())
     return placed
+
+
+DEFAULT_SIZE = (1440, 900)
+FRAME_ALLOWANCE = (16, 40)  # window-manager borders and title bar around the client area
+
+
+def default_size(area: QtCore.QRect | None) -> QtCore.QSize:
+    """The first window: 1440x900, or what fits the screen's available area (panels and docks taken
+    off), frame included; on a 1280x800 screen the whole window is usable."""
+    width, height = DEFAULT_SIZE
+    if area is not None and area.width() > 0 and area.height() > 0:
+        width = min(width, area.width() - FRAME_ALLOWANCE[0])
+        height = min(height, area.height() - FRAME_ALLOWANCE[1])
+    return QtCore.QSize(max(640, width), max(480, height))
 
 
 class Banner(QtWidgets.QFrame):
@@ -405,7 +419,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.tabs.currentWidget().grab()
 
     def default_screenshot_path(self) -> str:
-        folder = platformdirs.user_pictures_dir() or os.path.expanduser("~")
+        folder = str(pictures_dir())
         key = self.current_tab_key() or "window"
         return os.path.join(folder, time.strftime(f"rocmdesk-{key}-%Y%m%d-%H%M%S.png"))
 
@@ -451,7 +465,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if restored:
             self._keep_on_screen()
         else:
-            self.resize(1440, 900)
+            self.resize(default_size(self._available_area()))
         state = decode_hex(s.window_state)
         if state is not None and not self.restoreState(state, STATE_VERSION):
             log.info("settings: saved window layout is from another version; using the default layout")
@@ -468,6 +482,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self.toolbar)
         if self.toolbar.isHidden():
             self.toolbar.setVisible(True)
+
+    def _available_area(self) -> QtCore.QRect | None:
+        screen = self.screen() or QtGui.QGuiApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else None
 
     def _keep_on_screen(self) -> None:
         """A window saved on a monitor that is gone (or a larger one) comes back where it can be seen."""

@@ -292,6 +292,9 @@ class ReportTab(QtWidgets.QWidget):
             self.status.setText(f"Failed: {type(exc).__name__}: {exc}")
             return
         self._on_done(result)
+        # again after the result is in: computed before it, Save and Copy stayed disabled after the
+        # first report was built
+        self._set_busy(self._pending is not None)
 
     def wait_idle(self, timeout_ms: int = 20000) -> bool:
         """Block (processing events) until background work is done; for tests and screenshots."""
@@ -306,9 +309,15 @@ class ReportTab(QtWidgets.QWidget):
         return self.report is not None and self._pending is None and not self._waiting_for_history
 
     def _set_busy(self, busy: bool) -> None:
-        for button in (self.capture_button, self.save_button, self.copy_button, self.refresh_button):
-            button.setEnabled(not busy and (button in (self.capture_button, self.refresh_button)
-                                            or self.report is not None))
+        """Each button enabled exactly when it would work; a disabled one says why in its tooltip."""
+        why = ("Wait: the report is being built" if busy
+               else "" if self.report is not None else "The report is built when this tab is first shown")
+        for button, tip in ((self.save_button, "HTML with the graphs embedded, or Markdown"),
+                            (self.copy_button, "Text sized for a GitHub issue (long parts folded)")):
+            button.setEnabled(not busy and self.report is not None)
+            button.setToolTip(tip if button.isEnabled() else why)
+        for button in (self.capture_button, self.refresh_button):
+            button.setEnabled(not busy)
 
     # -- actions ---------------------------------------------------------------------------------------
     def copy_markdown(self) -> None:
@@ -428,7 +437,7 @@ def _table(pal: theme.Palette, header: list[str], rows: list[list[str]], widths:
 
 
 def _severity_color(pal: theme.Palette, severity: str) -> str:
-    return {"error": pal.critical, "warning": pal.hot, "info": pal.busy}.get(severity, pal.muted)
+    return {"error": pal.critical, "warning": pal.hot, "info": pal.info}.get(severity, pal.muted)
 
 
 def _h2(pal: theme.Palette, text: str) -> str:

@@ -32,6 +32,11 @@ class Palette:
     grid: str
     busy: str  # load is not an alarm: calm colours for busy and power history
     power: str
+    info: str  # "info" findings, as text
+    selection: str  # selected rows and text: never the error colour (a selected finding read as an alarm)
+    selection_text: str
+    on_critical: str  # text on a critical-coloured chip
+    focus: str  # keyboard focus ring
 
     def level(self, level: Level) -> str:
         return {
@@ -40,18 +45,41 @@ class Palette:
         }[level]
 
 
+# Every colour that is drawn as text reaches 4.5:1 (WCAG 2.x AA) on window, surface and surface_alt;
+# tests/gui/test_theme_contrast.py computes it from these values.
 LIGHT = Palette(
     name="light", window="#f3f4f7", surface="#ffffff", surface_alt="#eceef2", border="#dadde4",
-    text="#1d2129", muted="#646b78", accent="#d7263d", ok="#1f883d", warm="#b08800", hot="#d1670a",
-    critical="#cf222e", banner_bg="#fff4d6", banner_text="#5c4400", grid="#e4e6eb",
-    busy="#3b82f6", power="#d97706",
+    text="#1d2129", muted="#5d6370", accent="#d7263d", ok="#146c31", warm="#735900", hot="#9a4a00",
+    critical="#c01f2b", banner_bg="#fff4d6", banner_text="#5c4400", grid="#e4e6eb",
+    busy="#3b82f6", power="#d97706", info="#1d4ed8", selection="#cfe3ff", selection_text="#1d2129",
+    on_critical="#ffffff", focus="#1d4ed8",
 )
 DARK = Palette(
     name="dark", window="#17191e", surface="#21242b", surface_alt="#2c3039", border="#343843",
-    text="#e7e9ee", muted="#9299a7", accent="#ff5a66", ok="#3fb950", warm="#d9b43a", hot="#f0883e",
+    text="#e7e9ee", muted="#9ea5b3", accent="#ff5a66", ok="#3fb950", warm="#d9b43a", hot="#f0883e",
     critical="#ff6b6b", banner_bg="#3a3120", banner_text="#f5dea3", grid="#2d313a",
-    busy="#60a5fa", power="#fbbf24",
+    busy="#60a5fa", power="#fbbf24", info="#7cb4ff", selection="#2f4a73", selection_text="#f2f4f8",
+    on_critical="#17191e", focus="#7cb4ff",
 )
+
+# Colours drawn as text, and the backgrounds they are drawn on (the contrast test walks these).
+TEXT_COLOURS = ("text", "muted", "ok", "warm", "hot", "critical", "info")
+TEXT_BACKGROUNDS = ("window", "surface", "surface_alt")
+TEXT_PAIRS = (("banner_text", "banner_bg"), ("selection_text", "selection"), ("on_critical", "critical"))
+
+
+def relative_luminance(colour: str) -> float:
+    """WCAG 2.x relative luminance of ``#rrggbb``."""
+    value = colour.lstrip("#")
+    channels = [int(value[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG contrast ratio of two colours (1 to 21)."""
+    high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
 
 # One colour per GPU, distinguishable on both backgrounds (the order users see in the legend).
 SERIES_COLORS = ("#e8484f", "#3b82f6", "#22a06b", "#f59e0b", "#a855f7", "#06b6d4", "#ec4899", "#84cc16",
@@ -121,11 +149,14 @@ def apply(app: QtWidgets.QApplication, theme: str) -> Palette:
     qp.setColor(role.ButtonText, QtGui.QColor(palette.text))
     qp.setColor(role.ToolTipBase, QtGui.QColor(palette.surface))
     qp.setColor(role.ToolTipText, QtGui.QColor(palette.text))
-    qp.setColor(role.Highlight, QtGui.QColor(palette.accent))
-    qp.setColor(role.HighlightedText, QtGui.QColor("#ffffff"))
+    for group in (QtGui.QPalette.ColorGroup.Active, QtGui.QPalette.ColorGroup.Inactive):
+        qp.setColor(group, role.Highlight, QtGui.QColor(palette.selection))
+        qp.setColor(group, role.HighlightedText, QtGui.QColor(palette.selection_text))
     qp.setColor(role.PlaceholderText, QtGui.QColor(palette.muted))
-    qp.setColor(QtGui.QPalette.ColorGroup.Disabled, role.Text, QtGui.QColor(palette.muted))
-    qp.setColor(QtGui.QPalette.ColorGroup.Disabled, role.ButtonText, QtGui.QColor(palette.muted))
+    disabled = QtGui.QPalette.ColorGroup.Disabled
+    for disabled_role in (role.Text, role.ButtonText, role.WindowText):
+        qp.setColor(disabled, disabled_role, QtGui.QColor(palette.muted))
+    qp.setColor(disabled, role.Button, QtGui.QColor(palette.window))
     app.setPalette(qp)
     app.setStyleSheet(style_sheet(palette))
     return palette

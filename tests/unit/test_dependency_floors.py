@@ -1,0 +1,90 @@
+"""Dependency floors: pyproject.toml and the .deb's Depends say the same, and both fit Debian 12.
+
+Debian 12's platformdirs is 2.6, which has no ``user_pictures_dir`` (3.3+): the Screenshot button
+raised AttributeError there while the .deb depended on platformdirs unversioned. The floors now
+are the versions Debian 12 ships; ``pictures_dir`` works without the newer API.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+from rocmdesk.ui import settings as settings_mod
+
+TOP = Path(__file__).resolve().parents[2]
+# PyPI name -> Debian package, for the dependencies the .deb takes from the distribution
+DEBIAN_NAMES = {"psutil": "python3-psutil", "pyudev": "python3-pyudev", "pyyaml": "python3-yaml",
+                "packaging": "python3-packaging", "platformdirs": "python3-platformdirs",
+                "zstandard": "python3-zstandard", "lz4": "python3-lz4",
+                "prometheus_client": "python3-prometheus-client"}
+# What Debian 12 (bookworm) ships (apt-cache policy on Debian 12); every floor must be at most this.
+DEBIAN_12 = {"psutil": "5.9.4", "pyudev": "0.24.0", "pyyaml": "6.0", "packaging": "23.0", "platformdirs": "2.6.0",
+             "zstandard": "0.20.0", "lz4": "4.0.2", "prometheus_client": "0.16.0"}
+
+
+def _floors() -> dict[str, str]:
+    text = (TOP / "pyproject.toml").read_text()
+    block = text[text.index("\ndependencies = ["):].split("]", 1)[0]  # tomllib is 3.11+, we support 3.10
+    out = {}
+    for spec in re.findall(r'^\s*"([^"]+)"', block, re.M):
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*>=\s*([0-9.]+).*", spec)
+        assert match, f"dependency without a floor: {spec}"
+        out[match.group(1).lower()] = match.group(2)
+    return out
+
+
+def _deb_depends() -> dict[str, str]:
+    text = (TOP / "packaging" / "build-deb.sh").read_text()
+    line = next(line for line in text.splitlines() if line.startswith("Depends:"))
+    return dict(re.findall(r"(python3-[a-z0-9-]+) \(>= ([0-9.]+)\)", line))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
+
+
+def test_every_distribution_dependency_is_versioned_in_the_deb_like_pyproject():
+    floors, depends = _floors(), _deb_depends()
+    for pypi, deb in DEBIAN_NAMES.items():
+        assert pypi in floors, pypi
+        assert deb in depends, f"{deb} has no version in the .deb's Depends"
+        assert _version(depends[deb]) == _version(floors[pypi]), (deb, depends[deb], floors[pypi])
+
+
+def test_floors_are_met_by_debian_12():
+    floors = _floors()
+    for pypi, shipped in DEBIAN_12.items():
+        assert _version(floors[pypi]) <= _version(shipped), f"{pypi} floor {floors[pypi]} > Debian 12's {shipped}"
+
+
+def test_pictures_dir_without_user_pictures_dir_reads_user_dirs(tmp_path, monkeypatch):
+    """platformdirs 2.6 (Debian 12): no user_pictures_dir; XDG's user-dirs.dirs is read instead."""
+    fake = types.SimpleNamespace(user_config_dir=lambda *a, **k: str(tmp_path / "cfg"))
+    monkeypatch.setattr(settings_mod, "platformdirs", fake)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    assert settings_mod.pictures_dir() == tmp_path  # no user-dirs file: the home folder
+    (tmp_path / ".config").mkdir()
+    (tmp_path / ".config" / "user-dirs.dirs").write_text(
+        '# written by xdg-user-dirs-update\nXDG_DESKTOP_DIR="$HOME/Desktop"\nXDG_PICTURES_DIR="$HOME/Bilder"\n')
+    assert settings_mod.pictures_dir() == tmp_path / "Bilder"
+    (tmp_path / ".config" / "user-dirs.dirs").write_text('XDG_PICTURES_DIR="$HOME/"\n')  # "disabled": home
+    assert settings_mod.pictures_dir() == tmp_path
+    (tmp_path / ".config" / "user-dirs.dirs").write_bytes(b"\xff\xfe garbage = = \n\x00")
+    assert settings_mod.pictures_dir() == tmp_path
+
+
+@pytest.mark.parametrize("answer", ["", RuntimeError("broken")])
+def test_pictures_dir_with_a_failing_or_empty_platformdirs_is_home(tmp_path, monkeypatch, answer):
+    def finder():
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(settings_mod, "platformdirs", types.SimpleNamespace(user_pictures_dir=finder))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert settings_mod.pictures_dir() == tmp_path
