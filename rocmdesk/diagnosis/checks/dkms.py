@@ -27,13 +27,14 @@ log = logging.getLogger(__name__)
 
 AREA = "Driver"
 DKMS_STATUS_TIMEOUT_S = 10.0
+DKMS_PACKAGES = ["amdgpu-dkms", "rock-dkms"]  # a list, not a tuple: fixes tests read string tuples as actions
 MATRIX_URL = "https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html"
 
 
 def _package(facts) -> tuple[str, str, int] | None:
     """(name, version, line) of the installed amdgpu-dkms (dpkg), or None."""
     dpkg = facts.dpkg_status or {}
-    for name in ("amdgpu-dkms", "rock-dkms"):
+    for name in DKMS_PACKAGES:
         if name in dpkg:
             version, line = dpkg[name]
             return name, version, line

@@ -18,7 +18,8 @@ log = logging.getLogger(__name__)
 
 AREA = "Environment"
 ROCM_HSA = "/opt/rocm/lib/libhsa-runtime64.so.1.2"
-DISTRO_HSA_PACKAGES = ("libhsa-runtime64-1", "libhsakmt1")
+# a list, not a tuple: the fixes tests read string tuples as actions
+DISTRO_HSA_PACKAGES = ["libhsa-runtime64-1", "libhsakmt1"]
 
 
 def _size(root, path: str) -> int | None:
@@ -57,7 +58,7 @@ def wsl_rocm_support(ctx):
     if rocm is None:
         outcomes.append(Failed(
             evidence=[Evidence(e.text, e.path, e.line) for e in facts.wsl_evidence],
-            subject="ROCm", severity=Severity.INFO, title="ROCm for WSL is not installed",
+            subject="/opt/rocm", severity=Severity.INFO, title="ROCm for WSL is not installed",
             explanation=("This is WSL 2 and there is no /opt/rocm. ROCm under WSL is its own release train "
                          f"({', '.join(r.rocm for r in WSL_RELEASES)} so far) installed with `amdgpu-install "
                          "--usecase=wsl,rocm --no-dkms`, on a Windows driver AMD names per release."),
@@ -67,7 +68,7 @@ def wsl_rocm_support(ctx):
     target = row or newest_for(rocm) or WSL_RELEASES[-1]
     if row is None:
         outcomes.append(Failed(
-            evidence=[rocm_ev], subject=f"ROCm {rocm}", severity=Severity.WARNING,
+            evidence=[rocm_ev], subject="/opt/rocm", severity=Severity.WARNING,
             title=f"ROCm {rocm} has no WSL release",
             explanation=(f"AMD publishes ROCm for WSL only for some releases ({', '.join(r.rocm for r in WSL_RELEASES)}"
                          f" in rocmdesk's table); {rocm} is not one of them, so the WSL runtime and PyTorch wheels "
