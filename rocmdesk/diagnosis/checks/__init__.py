@@ -5,6 +5,7 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     dkms,
     driver,
     environment,
+    gpu_support,
     hardware,
     initramfs,
     launchers,
