@@ -648,6 +648,28 @@ def _module_records(root: HostRoot, col: Collector) -> dict | None:
     return records
 
 
+def _prune_home(col: Collector) -> None:
+    """Folders of a home that lead to nothing kept go: the environment walk lists every folder it passes,
+    but only the way to an environment or a ComfyUI install (and what is inside them) is needed, and the
+    names of other folders say what else the person works on."""
+    home_members = [m for m in col.members.values() if m.path.startswith("home/")]
+    needed: set[str] = set()
+    for m in home_members:
+        parts = m.path.split("/")
+        if m.kind != "dir" or len(parts) <= 2 or _inside_install(col, parts):
+            needed.update("/".join(parts[:i]) for i in range(2, len(parts) + 1))
+    for m in home_members:
+        if m.kind == "dir" and m.path not in needed:
+            del col.members[m.path]
+            col.skipped.add(m.path)
+
+
+def _inside_install(col: Collector, parts: Sequence[str]) -> bool:
+    """Is a home folder a Python environment or ComfyUI install, or inside one?"""
+    return col._in_python_env([*parts, "x"]) or any(
+        col._is_comfyui("/".join(parts[:end])) for end in range(3, len(parts) + 1))
+
+
 def account_names(root: HostRoot, uid: int, gid: int) -> tuple[str | None, str | None]:
     """Names of a uid and gid in the root's own passwd/group (never the analyst's)."""
     owner = next((n for n, u, _h in parse_passwd(root.try_read_text("/etc/passwd") or "") if u == uid), None)
@@ -707,6 +729,7 @@ def collect(root: HostRoot, obs: Observation) -> Collection:
                 col.add_tree(match, why, depth, filters.sysfs_name_ok)
     _add_gpu_trees(col)
     _add_gpu_processes(col)
+    _prune_home(col)
     listings = _initramfs_listings(root, col)
     modules = _module_records(root, col)
     return Collection(col.members, col.notes, col.skipped, col.identifiers, listings, modules, access_gids(root))

@@ -14,8 +14,8 @@ diagnosis:
   the same address always by the same placeholder inside one bundle;
 * e-mail addresses and the person named in package metadata (dpkg ``Maintainer:``, Python
   ``Author:``/``Maintainer:``, pyproject ``authors``/``maintainers``);
-* comments on kept lines of configuration files (:func:`comments`): the ``#`` stays, so a
-  commented-out line is still commented out and line numbers stay;
+* comments on kept lines of configuration files (:func:`comments`): masked, so a commented-out line
+  is still commented out and line numbers and file sizes stay;
 * host names where the text says they are one (:func:`host_contexts`: syslog prefixes, prompts,
   ``Linux <host> 6.8``, ``hostname: …``), however common the word.
 """
@@ -30,7 +30,6 @@ from collections.abc import Iterable
 SECRET = "<redacted>"
 EMAIL = "user@example.invalid"
 NAME = "<name>"
-COMMENT = "#"
 
 # -- credentials in URLs ---------------------------------------------------------------------------
 # scheme://userinfo@host: userinfo is anything up to the last '@' before the host (no '/', space, quote)
@@ -276,34 +275,62 @@ def _bracket_balance(text: str) -> int:
 
 
 def comments(text: str, counts: Counter, trailing: bool = True) -> str:
-    """Comment text removed from configuration lines, the ``#`` kept (a commented-out line stays one).
+    """Comment text masked in configuration lines (:func:`mask`): the ``#``, blanks and length stay.
 
-    A line whose first non-blank character is ``#`` keeps its indentation, the ``#`` and a final
-    backslash (kmod joins the next line into the comment; so does this). ``trailing``: a ``#`` after a
-    blank and outside quotes also starts a comment (shell, Xorg, pip, TOML; not kmod, whose options
-    take a mid-line ``#`` as a word, and not udev).
+    Length stays because a bundle's initramfs check compares a modprobe.d file's size with the image's
+    copy; ``amdgpu`` stays because that check looks only at files that mention it. A line whose first
+    non-blank character is ``#`` is a comment, with the lines a final backslash joins to it (kmod);
+    ``trailing``: a ``#`` after a blank and outside quotes also starts one (shell, Xorg, pip, TOML;
+    not kmod, whose options take a mid-line ``#`` as a word, and not udev).
     """
     lines = text.split("\n")
     continued = False
     for i, line in enumerate(lines):
         if continued:  # the rest of a comment joined by a trailing backslash
             continued = line.endswith("\\")
-            if line.strip("\\"):
-                counts["comments"] += 1
-            lines[i] = "\\" if continued else ""
+            lines[i] = _masked(line, 0, counts)
             continue
         stripped = line.lstrip()
         if stripped.startswith("#"):
             continued = line.endswith("\\")
-            if stripped[1:].strip(" \t\\"):
-                counts["comments"] += 1
-            lines[i] = line[: len(line) - len(stripped)] + "#" + ("\\" if continued else "")
+            lines[i] = _masked(line, len(line) - len(stripped) + 1, counts)
         elif trailing and "#" in line:
             cut = _trailing_comment(line)
-            if cut is not None and line[cut + 1:].strip():
-                counts["comments"] += 1
-                lines[i] = line[: cut + 1]
+            if cut is not None:
+                lines[i] = _masked(line, cut + 1, counts)
     return "\n".join(lines)
+
+
+_KEPT_IN_COMMENTS = re.compile(r"amdgpu|\s+|\\$")
+
+
+def mask(text: str) -> str:
+    """Every character but blanks, ``amdgpu`` and a final backslash replaced by ``x``."""
+    out, pos = [], 0
+    for m in _KEPT_IN_COMMENTS.finditer(text):
+        out.append("x" * (m.start() - pos))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append("x" * (len(text) - pos))
+    return "".join(out)
+
+
+def _masked(line: str, start: int, counts: Counter) -> str:
+    body = line[start:]
+    masked = mask(body)
+    if masked != body:
+        counts["comments"] += 1
+    return line[:start] + masked
+
+
+def same_length_lines(original: str, scrubbed: str) -> str:
+    """``scrubbed`` with each line padded (blanks) or cut back to the original line's length, where the
+    line count is the same: files whose size a check compares (modprobe.d) keep their size."""
+    old, new = original.split("\n"), scrubbed.split("\n")
+    if len(old) != len(new):
+        return scrubbed
+    return "\n".join(n[: len(o)] if len(n) > len(o) else n + " " * (len(o) - len(n))
+                     for o, n in zip(old, new, strict=True))
 
 
 def _trailing_comment(line: str) -> int | None:
