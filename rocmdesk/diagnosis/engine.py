@@ -20,7 +20,7 @@ from rocmdesk.diagnosis.model import CheckResult, Evidence, Finding, Fix, Severi
 log = logging.getLogger(__name__)
 
 # Areas in the order the Diagnosis tab and the text report show them.
-AREAS: tuple[str, ...] = ("Driver", "Permissions", "Environment", "Python and PyTorch", "Display")
+AREAS: tuple[str, ...] = ("Driver", "Permissions", "Environment", "Python and PyTorch", "Display", "Hardware")
 
 
 @dataclass(slots=True)

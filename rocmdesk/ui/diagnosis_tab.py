@@ -272,11 +272,14 @@ class DiagnosisTab(QtWidgets.QWidget):
         fn = self._diagnose()
         root, runner, envs = self.ctx.root, self.ctx.runner, self._python_envs()
         bridge = self._bridge
+        # whose machine the report is of (the window's source): only the engine's own diagnose takes it
+        target = (getattr(self.ctx, "extras", None) or {}).get("target") if self._diagnose_fn is None else None
+        extra = {"target": target} if target is not None else {}
 
         def work() -> None:
             try:
                 report = fn(root, runner=runner, python_envs=envs,
-                            progress=lambda r, i, n: bridge.progress.emit(r, i, n))
+                            progress=lambda r, i, n: bridge.progress.emit(r, i, n), **extra)
             except Exception as exc:  # the engine catches check errors; this is a broken run
                 log.exception("diagnosis failed")
                 bridge.failed.emit(f"{type(exc).__name__}: {exc}", generation)
@@ -520,6 +523,9 @@ class DiagnosisTab(QtWidgets.QWidget):
             runnable = finding.fix is not None and finding.fix.action is not None
             if finding.fix is None:
                 self._set_fix_state(False, "No fix: this finding is information only.")
+            elif not self._is_this_machine():
+                self._set_fix_state(True, "Shows the steps for that machine, to copy or save as a script; "
+                                          "nothing is applied here.")
             elif not runnable:
                 self._set_fix_state(False, "Manual steps only (no automatic fix): follow them above.")
             elif finding.fix.privileged:
@@ -597,9 +603,19 @@ class DiagnosisTab(QtWidgets.QWidget):
         return "".join(parts)
 
     # -- actions -------------------------------------------------------------------------------------------
+    def _is_this_machine(self) -> bool:
+        """False for a window showing a root folder, a snapshot or the demo (their fixes only get steps). Only
+        the button's words: whose machine a fix acts on is decided again by the fix handler and the fix layer."""
+        mode = getattr(self.ctx, "mode", None)
+        if mode is None:  # a bare context (tests, embedding): no window source to go by
+            return True
+        return mode == "live" and bool(getattr(getattr(self.ctx, "root", None), "is_live", False))
+
     def _request_fix(self) -> None:
         finding = self.selected_finding()
-        if finding is not None and finding.fix is not None and finding.fix.action is not None:
+        if finding is None or finding.fix is None:
+            return
+        if finding.fix.action is not None or not self._is_this_machine():
             self.fixRequested.emit(finding)
 
     def evidence_text(self) -> str:
