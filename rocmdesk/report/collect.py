@@ -579,14 +579,17 @@ def _lexical(path: str) -> str:
 
 
 
+_PADDING = " \t\n\x00"  # sysfs dumps read with a fixed buffer (LACT's) keep NUL padding after the value
+
+
 def _add_gpu_trees(col: Collector) -> None:
     """Every AMD display device's sysfs folder (plus hwmon and fw_version), bound or not."""
     why = "GPU sysfs folder (what the backends read)"
     devices = col.root.listdir("/sys/bus/pci/devices")
     for bdf in devices:
         base = f"/sys/bus/pci/devices/{bdf}"
-        vendor = (col.root.try_read_text(f"{base}/vendor") or "").strip().lower()
-        klass = (col.root.try_read_text(f"{base}/class") or "").strip().lower()
+        vendor = (col.root.try_read_text(f"{base}/vendor") or "").strip(_PADDING).lower()
+        klass = (col.root.try_read_text(f"{base}/class") or "").strip(_PADDING).lower()
         if vendor != "0x1002":
             continue
         if klass and not klass.startswith(("0x03", "0x12")):
