@@ -85,10 +85,13 @@ class Session:
 
 def _target_of(source: Source) -> Any:
     """The diagnosis target of what the window shows; a bundle's with its capture time and host name."""
-    from rocmdesk.diagnosis.target import target_for_bundle, target_for_view
+    from rocmdesk.diagnosis.target import demo_target, target_for_bundle, target_for_view
 
     if source.mode == "snapshot" and source.bundle is not None:
         return target_for_bundle(source.bundle)
+    if source.mode == "demo" and source.bundle is not None:  # a shipped demo machine
+        name = os.path.basename(str(getattr(source.bundle, "path", ""))).removesuffix(".machine.tar.gz")
+        return demo_target(source.bundle.root, name, getattr(source.bundle, "created", None))
     return target_for_view(source.root, source.mode, source.bundle_path)
 
 

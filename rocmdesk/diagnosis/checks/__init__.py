@@ -2,10 +2,14 @@
 
 from rocmdesk.diagnosis.checks import (  # noqa: F401
     display,
+    dkms,
     driver,
     environment,
+    gpu_support,
     hardware,
     initramfs,
+    launchers,
     permissions,
     python_torch,
+    wsl,
 )
