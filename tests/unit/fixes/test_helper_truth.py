@@ -259,3 +259,13 @@ def test_helper_refuses_with_json_when_run_by_the_real_interpreter_on_a_fifo_roo
                           capture_output=True, text=True, timeout=30)
     answer = json.loads(proc.stdout)
     assert not answer["ok"] and "is a FIFO" in answer["error"]
+
+
+def test_a_failed_rebuild_says_the_edit_was_put_back_and_the_rebuild_must_run_again(host):
+    blacklist = host / "etc/modprobe.d/blacklist-amdgpu.conf"
+    before = blacklist.read_bytes()
+    result = apply(make_ctx(host, RecordingRunner(fail="update-initramfs")), "modprobe-unblacklist-amdgpu",
+                   "/etc/modprobe.d/blacklist-amdgpu.conf")
+    assert not result["ok"] and "undo_id" not in result and blacklist.read_bytes() == before
+    assert "Everything already changed was put back" in result["error"]
+    assert "rebuild it again (initramfs-regenerate)" in result["error"]
