@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "diagnose": ("rocmdesk.commands.diagnose", "check the ROCm setup and explain what is wrong"),
     "screenshot": ("rocmdesk.commands.screenshot", "save a PNG of a window tab, rendered offscreen"),
     "capture": ("rocmdesk.commands.capture", "save a redacted support bundle"),
+    "fix": ("rocmdesk.commands.fix", "show (or apply, on this machine only) the fix of one finding"),
     "report": ("rocmdesk.commands.report", "write an HTML or Markdown report"),
     "exporter": ("rocmdesk.commands.exporter", "serve GPU readings and findings to Prometheus"),
 }

@@ -281,13 +281,21 @@ PLACEHOLDER_FORMAT = "rocmdesk-device-placeholder/1"
 PLACEHOLDER_MAX_BYTES = 4096
 
 
+# The file types a /dev entry can have and a placeholder records (issue 10: a root folder's /dev/kfd stand-in may
+# be a regular file, a FIFO or a socket; its mode, owner and group must survive a capture like a device's).
+_PLACEHOLDER_TYPES = {"char": _stat.S_IFCHR, "block": _stat.S_IFBLK, "file": _stat.S_IFREG, "fifo": _stat.S_IFIFO,
+                      "socket": _stat.S_IFSOCK}
+_PLACEHOLDER_TESTS = (("char", _stat.S_ISCHR), ("block", _stat.S_ISBLK), ("file", _stat.S_ISREG),
+                      ("fifo", _stat.S_ISFIFO), ("socket", _stat.S_ISSOCK))
+
+
 def device_placeholder_json(st: os.stat_result, owner: str | None = None, group: str | None = None,
                             xattrs: Mapping[str, bytes] | None = None) -> dict:
     """The placeholder record of a device node (``owner``/``group`` names are informational).
 
     ``xattrs`` keeps e.g. ``system.posix_acl_access`` (logind's uaccess ACL), hex-encoded.
     """
-    kind = "char" if _stat.S_ISCHR(st.st_mode) else "block" if _stat.S_ISBLK(st.st_mode) else "other"
+    kind = next((name for name, test in _PLACEHOLDER_TESTS if test(st.st_mode)), "other")
     return {"format": PLACEHOLDER_FORMAT, "type": kind, "mode": f"{_stat.S_IMODE(st.st_mode):04o}",
             "uid": st.st_uid, "gid": st.st_gid, "owner": owner, "group": group,
             "major": os.major(st.st_rdev), "minor": os.minor(st.st_rdev),
@@ -309,7 +317,7 @@ def device_placeholder_stat(real_path: str, file_stat: os.stat_result) -> os.sta
     if data is None:
         return None
     try:
-        kind = {"char": _stat.S_IFCHR, "block": _stat.S_IFBLK}[data["type"]]
+        kind = _PLACEHOLDER_TYPES[data["type"]]
         mode = kind | (int(data["mode"], 8) & 0o7777)
         rdev = os.makedev(int(data["major"]), int(data["minor"]))
         uid, gid = int(data["uid"]), int(data["gid"])

@@ -1,5 +1,7 @@
 """Words every surface shows the same way (window, reports, command line), kept in the Qt-free core."""
 
+import time
+
 NA = "N/A"  # a value that is not available; the reason goes beside it (a tooltip, a footnote), never a 0
 
 
@@ -17,3 +19,14 @@ def gpu_label(info: object) -> str:
     card = getattr(info, "card", "") or getattr(info, "pci", "") or "GPU"
     name = str(getattr(info, "name", "") or "")
     return f"{card} · {short_gpu_name(name)}" if name else card
+
+
+def recorded_text(start: float | None, count: int, span_s: float) -> str:
+    """How a recording is described everywhere (status bar, graphs, report): its own clock, never the
+    viewer's: "recorded 2026-12-01 21:42 · 120 samples over 2 min" (local time of the viewer's zone)."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(start)) if start else "at an unknown time"
+    if count <= 1:
+        return f"recorded {when} · {max(count, 0)} sample" + ("" if count == 1 else "s")
+    span = max(0.0, float(span_s))
+    over = f"{span / 60:.0f} min" if span >= 90 else f"{span:.0f} s"
+    return f"recorded {when} · {count} samples over {over}"

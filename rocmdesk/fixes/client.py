@@ -159,3 +159,43 @@ def outcome_from_exit(exit_code: int | None, stdout: str, stderr: str = "") -> O
     error = str(data.get("error") or f"the helper failed (exit code {exit_code})")
     kind = OutcomeKind.REFUSED if exit_code == 2 or error.startswith("refusing") else OutcomeKind.FAILED
     return Outcome(kind, error[:1].upper() + error[1:], None, data.get("changes") or [])
+
+
+APPLY_TIMEOUT_S = 1800.0  # the password prompt plus an initramfs rebuild (the helper allows it 900 s)
+NO_TTY_HINT = ("From a terminal without a desktop session, pkexec asks for the password itself only when it "
+               "runs on a terminal (stdin a tty); start rocmdesk fix from an interactive terminal, or run "
+               "`pkttyagent --process $$ &` in that shell first.")
+
+
+_APPLY_ENV_KEEP = ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "TERM")
+
+
+def _apply_env() -> dict[str, str]:
+    """What pkexec needs to find the session's agent (or the terminal); nothing else passes."""
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+    env.update({k: v for k, v in os.environ.items() if k in _APPLY_ENV_KEEP})
+    return env
+
+
+def apply_in_terminal(action: Sequence[str], *, target: DiagnosisTarget, pkexec: str = PKEXEC_CANDIDATES[0],
+                      helper_path: str = HELPER_PATH, timeout: float = APPLY_TIMEOUT_S) -> Outcome:
+    """``rocmdesk fix --apply``: run ``pkexec helper ACTION...`` in the caller's terminal and read the outcome.
+
+    Not through CommandRunner: that starts a new session, which has no controlling terminal, and pkexec's
+    own text agent (polkit's PolkitAgentTextListener) asks for the password on the controlling terminal.
+    Still an argv by absolute path, no shell, a timeout; stdout and stderr are read for the helper's JSON.
+    """
+    import subprocess
+
+    argv = pkexec_argv(action, pkexec, helper_path, target=target)
+    try:
+        proc = subprocess.run(argv, shell=False, capture_output=True, text=True, timeout=timeout, env=_apply_env())
+    except subprocess.TimeoutExpired:
+        return Outcome(OutcomeKind.FAILED, f"pkexec did not finish within {timeout:g} s; check "
+                       "/var/log/rocmdesk/audit.log for what the helper did")
+    except OSError as exc:
+        return Outcome(OutcomeKind.FAILED, f"could not start {argv[0]}: {exc.strerror or exc}")
+    outcome = outcome_from_exit(proc.returncode, proc.stdout, proc.stderr)
+    if outcome.kind is OutcomeKind.NOT_AUTHORIZED and NO_AGENT_MARK in (proc.stderr or ""):
+        outcome.message = f"{outcome.message} {NO_TTY_HINT}"
+    return outcome

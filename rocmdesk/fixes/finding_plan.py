@@ -69,6 +69,7 @@ class FindingPlan:
     steps: tuple[str, ...]
     notes: ActionNotes
     commands: list[PlannedCommand] = field(default_factory=list)
+    undo_commands: list[PlannedCommand] = field(default_factory=list)  # work from a text console too
     changes: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # why some change could not be worked out
 
@@ -92,6 +93,7 @@ class FindingPlan:
                 "action": list(self.action) if self.action else None, "privileged": self.privileged,
                 "steps": list(self.steps), "changes": self.changes,
                 "commands": [c.to_json() for c in self.commands],
+                "undo_commands": [c.to_json() for c in self.undo_commands],
                 "takes_effect": self.notes.takes_effect, "risks": list(self.notes.risks), "undo": self.notes.undo,
                 "problems": self.problems}
 
@@ -113,6 +115,9 @@ class FindingPlan:
         if self.problems:
             lines += [""] + [f"Note: {p}" for p in self.problems]
         lines += ["", *self.notes.lines()]
+        if self.undo_commands:
+            lines.append("Undo commands (they work from a text console, Ctrl+Alt+F3, too):")
+            lines += [f"    {c.shell()}" for c in self.undo_commands]
         return "\n".join(lines)
 
 
@@ -189,6 +194,7 @@ def _regenerate(plan: FindingPlan, root: HostRoot) -> None:
     argv = tuple(a.format(kver=kver) for a in REGENERATE_ARGV[generator])
     plan.commands.append(PlannedCommand(argv, f"rebuild the initramfs ({generator})"))
     plan.changes.append({"kind": "command", "argv": list(argv), "purpose": f"rebuild the initramfs ({generator})"})
+    plan.undo_commands.append(PlannedCommand(argv, "rebuild the initramfs again"))
 
 
 def blacklist_spans(text: str) -> list[list[int]]:
@@ -218,12 +224,13 @@ def _unblacklist(plan: FindingPlan, root: HostRoot, args: tuple[str, ...]) -> No
         plan.problems.append(f"{path} holds no line that stops amdgpu any more")
         return
     physical = old.split("\n")
-    for n in numbers:
-        physical[n] = DISABLED_PREFIX + physical[n]
+    for n in numbers:  # the helper's edit: leading blanks dropped, then the prefix
+        physical[n] = DISABLED_PREFIX + physical[n].lstrip(" \t")
     plan.changes.append(_file_change(path, old, "\n".join(physical)))
     plan.commands.append(PlannedCommand(("cp", "-p", "--", path, path + BACKUP_SUFFIX), "keep a copy of the file"))
-    sed = ";".join(f"{n + 1}s/^/{DISABLED_PREFIX}/" for n in numbers)
+    sed = ";".join(f"{n + 1}s/^[[:blank:]]*/{DISABLED_PREFIX}/" for n in numbers)
     plan.commands.append(PlannedCommand(("sed", "-i", "-e", sed, "--", path), "comment out the amdgpu line(s)"))
+    plan.undo_commands.append(PlannedCommand(("cp", "-p", "--", path + BACKUP_SUFFIX, path), "put the file back"))
     _regenerate(plan, root)
 
 
@@ -232,6 +239,9 @@ def _xorg_disable(plan: FindingPlan, root: HostRoot, args: tuple[str, ...]) -> N
     plan.changes.append({"kind": "rename", "path": path, "to": path + DISABLED_SUFFIX})
     plan.commands.append(PlannedCommand(("mv", "--", path, path + DISABLED_SUFFIX),
                                         "move the file aside (Xorg reads only *.conf)"))
+    plan.undo_commands += [PlannedCommand(("mv", "--", path + DISABLED_SUFFIX, path), "put the file back"),
+                           PlannedCommand(("systemctl", "restart", "display-manager"),
+                                          "start the display manager with it (ends the desktop session)")]
 
 
 def _initramfs_add(plan: FindingPlan, root: HostRoot, args: tuple[str, ...]) -> None:
@@ -244,6 +254,11 @@ def _initramfs_add(plan: FindingPlan, root: HostRoot, args: tuple[str, ...]) -> 
         if old and not old.endswith("\n"):
             plan.commands.append(PlannedCommand(("echo",), "end the file's last line", path))
         plan.commands.append(PlannedCommand(("printf", "%s\\n", line), "load amdgpu from the initramfs", path))
+        if old is None:
+            plan.undo_commands.append(PlannedCommand(("rm", "--", path), "remove the file again"))
+        else:
+            plan.undo_commands.append(PlannedCommand(("sed", "-i", "-e", "$d", "--", path),
+                                                     "remove the added last line"))
     elif generator == "mkinitcpio":
         plan.problems.append("add amdgpu to the MODULES array in /etc/mkinitcpio.conf by hand (see the steps)")
     _regenerate(plan, root)
@@ -262,6 +277,8 @@ def _add_groups(plan: FindingPlan, root: HostRoot, args: tuple[str, ...]) -> Non
     argv = ("usermod", "-a", "-G", groups, user)
     plan.commands.append(PlannedCommand(argv, f"add {user} to {groups}"))
     plan.changes.append({"kind": "groups", "user": user, "groups": groups.split(","), "argv": list(argv)})
+    plan.undo_commands += [PlannedCommand(("gpasswd", "-d", user, group), f"take {user} out of {group} again")
+                           for group in groups.split(",")]
 
 
 def _python_of(root: HostRoot, env: str) -> str:

@@ -39,6 +39,9 @@ def render_script(plan: FindingPlan, now: float | None = None) -> str:
     lines += [comment(line) for line in plan.notes.lines()]
     for problem in plan.problems:
         lines.append(comment(f"Note: {problem}"))
+    if plan.undo_commands:
+        lines.append(comment("To undo (these work from a text console, Ctrl+Alt+F3, too):"))
+        lines += [comment(f"    {c.shell()}") for c in plan.undo_commands]
     lines += ["", "set -eu", ""]
     if not plan.commands:
         lines += [comment("rocmdesk has no commands for this fix: follow the steps above by hand."), "exit 0", ""]

@@ -15,7 +15,7 @@ from typing import Any
 
 from rocmdesk import __version__
 from rocmdesk.host import HostRoot
-from rocmdesk.wording import NA
+from rocmdesk.wording import NA, recorded_text
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def build_report(root: HostRoot, *, diagnosis: Any = None, history: Any = None, 
                  python_envs: Sequence[str] = (), processes: Sequence[Any] | None = None,
                  now: float | None = None, telemetry_source: str | None = None) -> ReportData:
     """Gather a report of ``root``; runs the diagnosis unless its result is given."""
-    from rocmdesk.report.bundle import diagnosis_function
+    from rocmdesk.report.collect import diagnosis_function
 
     notes: list[str] = []
     if diagnosis is None:
@@ -184,6 +184,10 @@ def history_stats(recording: Any) -> list[tuple[str, str, str, str, str]]:
 def window_text(recording: Any) -> str:
     if recording is None or not recording.frames:
         return "no telemetry recorded"
+    start = (getattr(recording, "meta", None) or {}).get("start_time")
+    if not getattr(recording, "demo", False) and isinstance(start, (int, float)) and start > 0:
+        frames = recording.frames  # its own timestamps: when it was recorded, for how long
+        return recorded_text(float(start) + frames[0].t, len(frames), frames[-1].t - frames[0].t)
     span = recording.frames[-1].t + recording.interval_s
     minutes = span / 60
     return (f"{len(recording.frames)} samples over {minutes:.1f} minutes"

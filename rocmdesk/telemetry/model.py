@@ -73,14 +73,19 @@ SCALAR_METRICS: tuple[str, ...] = (
     "gtt_total_bytes",
     "gpu_busy_percent",
     "mem_busy_percent",
-    "sclk_mhz",
+    "sclk_mhz",  # the actual clock (hwmon freq1_input or gpu_metrics), not a DPM level
     "mclk_mhz",
+    "sclk_dpm_mhz",  # the active (`*`) level of pp_dpm_sclk, what rocm-smi shows as sclk
+    "mclk_dpm_mhz",
     "fan_rpm",
     "fan_percent",
     "voltage_mv",
     "performance_level",
     "power_profile",
+    "energy_j",
 )
+# Readings by name (rail, clock domain, sensor); keys are free text from the driver's tables.
+MAPPING_METRICS: tuple[str, ...] = ("power_w_by_rail", "clocks_mhz", "voltage_mv_by_rail")
 
 
 @dataclass(slots=True)
@@ -105,11 +110,19 @@ class GpuSample:
     mem_busy_percent: float | None = None
     sclk_mhz: int | None = None
     mclk_mhz: int | None = None
+    sclk_dpm_mhz: int | None = None
+    mclk_dpm_mhz: int | None = None
     fan_rpm: int | None = None
     fan_percent: float | None = None
     voltage_mv: float | None = None
     performance_level: str | None = None
     power_profile: str | None = None
+    energy_j: float | None = None  # the energy accumulator (gpu_metrics), joules since it last wrapped
+    power_w_by_rail: dict[str, float] = field(default_factory=dict)  # APU rails: "gfx", "soc", "cpu"…
+    clocks_mhz: dict[str, float] = field(default_factory=dict)  # "socclk", "uclk", "gfxclk_xcd3"…
+    voltage_mv_by_rail: dict[str, float] = field(default_factory=dict)  # "gfx", "soc", "mem", "nb"
+    throttle: dict[str, Any] | None = None  # {"active": bool, "reasons": [str, ...]}
+    pcie: dict[str, Any] | None = None  # {"speed_gts", "width", "max_speed_gts", "max_width"}
     unavailable: dict[str, str] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)  # metric -> backend that supplied it
 
@@ -134,6 +147,11 @@ class GpuSample:
         }
         for key in SCALAR_METRICS:
             out[key] = getattr(self, key)
+        for key in MAPPING_METRICS:
+            out[key] = dict(getattr(self, key))
+        out["throttle"] = None if self.throttle is None else {
+            "active": bool(self.throttle.get("active")), "reasons": list(self.throttle.get("reasons") or [])}
+        out["pcie"] = None if self.pcie is None else dict(self.pcie)
         out["unavailable"] = dict(self.unavailable)
         return out
 
@@ -151,11 +169,28 @@ class GpuSample:
         for key in SCALAR_METRICS:
             if key in data:
                 setattr(sample, key, data[key])
+        for key in MAPPING_METRICS:
+            setattr(sample, key, _number_map(data.get(key)))
+        throttle = data.get("throttle")
+        if isinstance(throttle, dict):
+            reasons = throttle.get("reasons")
+            sample.throttle = {"active": throttle.get("active") is True,
+                               "reasons": [str(r) for r in reasons][:64] if isinstance(reasons, list) else []}
+        pcie = _number_map(data.get("pcie"))
+        sample.pcie = pcie or None
         sample.unavailable = dict(data.get("unavailable") or {})
         return sample
 
     def with_info(self, info: GpuInfo) -> GpuSample:
         return replace(self, info=info)
+
+
+def _number_map(value: Any) -> dict[str, float]:
+    """A {name: number} mapping from untrusted JSON: other entries are dropped."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): float(v) for k, v in list(value.items())[:256]
+            if isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e18}
 
 
 @dataclass(slots=True)

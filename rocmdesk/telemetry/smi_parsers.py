@@ -331,8 +331,10 @@ _ROCM_SMI_SCALARS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
     # "Memory Activity" is a coarse-grain counter in newer releases, not a percentage: not used.
     ("mem_busy_percent", (("GPU memory use (%)", _as_float), ("GPU Memory Read/Write Activity (%)", _as_float))),
     ("power_cap_w", (("Max Graphics Package Power (W)", _as_float),)),
-    ("sclk_mhz", (("sclk clock speed:", _clock), ("sclk clock level:", _clock))),
-    ("mclk_mhz", (("mclk clock speed:", _clock), ("mclk clock level:", _clock))),
+    # rocm-smi's "clock speed" is the active pp_dpm_* level (rocm_smi_lib reads the `*` line), not the
+    # actual clock: it goes where the sysfs backend puts that level.
+    ("sclk_dpm_mhz", (("sclk clock speed:", _clock), ("sclk clock level:", _clock))),
+    ("mclk_dpm_mhz", (("mclk clock speed:", _clock), ("mclk clock level:", _clock))),
     ("fan_rpm", (("Fan RPM", _as_int),)),
     ("fan_percent", (("Fan speed (%)", _as_float), ("Fan Level", _fan_level_percent))),
     ("voltage_mv", (("Voltage (mV)", _as_float),)),

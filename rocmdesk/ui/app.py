@@ -89,8 +89,10 @@ def open_session(source: Source, settings: Settings, *, sampler_factory: Sampler
     monitor = None
     if hotplug and source.mode != "demo":
         monitor = HotplugMonitor(source.root, lambda _e: None)
+    if source.frozen:
+        monitor = None  # recorded files do not change
     feed = SampleFeed(source.backend, history if history is not None else History(), sampler_factory,
-                      settings.rate_hz, hotplug=monitor)
+                      settings.rate_hz, hotplug=monitor, frozen=source.frozen)
     ctx = AppContext(root=source.root, runner=source.runner, mode=source.mode, mode_reason=source.reason,
                      backend_name=source.backend_name, settings=settings, feed=feed,
                      bundle_path=source.bundle_path)

@@ -116,8 +116,13 @@ class SampleFeed(QtCore.QObject):
 
     def __init__(self, backend: Backend, history: Any, sampler_factory: SamplerFactory = default_sampler_factory,
                  rate_hz: float = 1.0,
-                 hotplug: HotplugMonitor | None = None, parent: QtCore.QObject | None = None) -> None:
+                 hotplug: HotplugMonitor | None = None, parent: QtCore.QObject | None = None,
+                 frozen: bool = False) -> None:
         super().__init__(parent)
+        # a recording (a bundle): its snapshots are shown as recorded and nothing is sampled; no
+        # ticks, no "last sample just now", no staleness (the viewer's clock says nothing about it)
+        self.frozen = bool(frozen)
+        self.recorded: tuple[float, float, int] | None = None  # first, last timestamp, samples
         self.backend = backend if isinstance(backend, RediscoveringBackend) else RediscoveringBackend(backend)
         self.history = history
         self.rate_hz = float(rate_hz)
@@ -157,6 +162,10 @@ class SampleFeed(QtCore.QObject):
         """Start sampling; with ``preload`` (past snapshots, or a function returning them, run in a
         worker thread so the window paints first), record those before the first live sample."""
         self._started_at = time.monotonic()
+        if self.frozen:
+            self.preload(list(preload() if callable(preload) else preload or []))
+            QtCore.QTimer.singleShot(0, self._show_recorded)
+            return
         self._stale_timer.start()
         if preload is None:
             self._start_sampler()
@@ -223,6 +232,8 @@ class SampleFeed(QtCore.QObject):
             self.sampler.stop()
 
     def set_rate(self, hz: float) -> None:
+        if self.frozen:
+            return  # nothing is sampled
         self.rate_hz = float(hz)
         if self.sampler is not None:
             self.sampler.set_rate(self.rate_hz)
@@ -240,6 +251,27 @@ class SampleFeed(QtCore.QObject):
             self.history.append_snapshot(snap)
         if snapshots:
             self._accept_latest(snapshots[-1], emit=False)
+            self.recorded = (float(snapshots[0].timestamp), float(snapshots[-1].timestamp), len(snapshots))
+
+    def _show_recorded(self) -> None:
+        """A frozen feed tells the tabs once, after the window exists: these GPUs, this last sample."""
+        if self._stopped:
+            return
+        self.loaded.emit()
+        if self.last_snapshot is not None:
+            self.gpus_changed.emit(list(self.gpus))
+            self.snapshot.emit(self.last_snapshot)
+
+    def recorded_text(self) -> str:
+        """"recorded 2026-12-01 21:42 · N samples over M min" of a frozen feed ("" when live)."""
+        from rocmdesk.wording import recorded_text
+
+        if not self.frozen:
+            return ""
+        if self.recorded is None:
+            return "nothing recorded (the bundle holds no GPU readings)"
+        first, last, count = self.recorded
+        return recorded_text(first, count, last - first)
 
     def _on_incoming(self, snapshot: Any) -> None:
         if not isinstance(snapshot, Snapshot):
@@ -274,7 +306,7 @@ class SampleFeed(QtCore.QObject):
         self.status.emit(status)
 
     def age(self) -> float | None:
-        if self.last_received is None:
+        if self.frozen or self.last_received is None:
             return None
         return time.monotonic() - self.last_received
 
@@ -283,7 +315,7 @@ class SampleFeed(QtCore.QObject):
         return max(3.0, 3.0 / max(self.rate_hz, 0.01))
 
     def check_stale(self) -> None:
-        if self.loading:
+        if self.loading or self.frozen:
             return
         age = self.age()
         reference = age if age is not None else time.monotonic() - self._started_at

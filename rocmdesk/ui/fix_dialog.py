@@ -461,6 +461,8 @@ def window_target(window: QtWidgets.QWidget, report=None) -> DiagnosisTarget:
         view = view or target_for_view(root, mode, getattr(ctx, "bundle_path", None))
     if view is None:  # nothing says whose machine: never this one
         return DiagnosisTarget(TargetKind.ROOT, "", source="an unknown source")
+    if not view.applicable:  # the window knows best what it shows (a snapshot, the demo, a root folder)
+        return view
     if isinstance(reported, DiagnosisTarget) and not reported.applicable:
         return reported
     return view

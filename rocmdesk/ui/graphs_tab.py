@@ -614,6 +614,13 @@ class GraphsTab(QtWidgets.QWidget):
 
     def time_range(self) -> tuple[float, float]:
         if self.follow:
+            recorded = getattr(self.ctx.feed, "recorded", None)
+            if getattr(self.ctx.feed, "frozen", False) and recorded is not None:
+                # a recording spans its own timestamps: first to last sample (a minute for one sample)
+                first, last, _count = recorded
+                span = last - first
+                pad = max(1.0, span * 0.02)
+                return (first - pad, last + pad) if span > 0 else (last - 30.0, last + 30.0)
             newest = self._newest_time()
             return newest - self.settings.graph_window_s, newest
         rng = self.plots["temp"].getViewBox().viewRange()[0]
@@ -698,7 +705,9 @@ class GraphsTab(QtWidgets.QWidget):
             if text:
                 self._place_note(name)
         note = ""
-        if self.follow:
+        if getattr(self.ctx.feed, "frozen", False):
+            note = recorded_note(self.ctx.feed)
+        elif self.follow:
             history = self.ctx.history
             firsts = [history[p].first_timestamp for p in {c.pci for c in self.curves} if p in history]
             firsts = [f for f in firsts if f is not None]
@@ -865,6 +874,11 @@ class GraphsTab(QtWidgets.QWidget):
     @property
     def draw_count(self) -> int:
         return self._draw_count
+
+
+def recorded_note(feed) -> str:
+    """A recording's graphs say what they show: "Snapshot recorded 2026-12-01 21:42 · 1 sample"."""
+    return f"Snapshot {feed.recorded_text()} (nothing is sampled now)"
 
 
 def fmt_span(seconds: float) -> str:

@@ -24,6 +24,10 @@ STATE_VERSION = 1  # QMainWindow.saveState version: bump when toolbars/docks cha
 MIN_VISIBLE_PX = (160, 80)  # this much of a restored window, top edge included, must be on a screen
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def decode_hex(text: str) -> QtCore.QByteArray | None:
     """Saved geometry/state as bytes; None for empty or malformed hex (QByteArray.fromHex skips
     bad digits silently and would hand Qt a shifted, meaningless blob)."""
@@ -67,6 +71,17 @@ def default_size(area: QtCore.QRect | None) -> QtCore.QSize:
         width = min(width, area.width() - FRAME_ALLOWANCE[0])
         height = min(height, area.height() - FRAME_ALLOWANCE[1])
     return QtCore.QSize(max(640, width), max(480, height))
+
+
+def source_kind_text(ctx: AppContext) -> str:
+    """"this machine", "demo data", "snapshot NAME" or "root folder DIR"."""
+    if ctx.mode == "demo":
+        return "demo data (not this machine)"
+    if ctx.mode == "snapshot" and ctx.bundle_path:
+        return f"snapshot {os.path.basename(ctx.bundle_path)} (recorded)"
+    if ctx.mode == "snapshot" or not ctx.root.is_live:
+        return f"root folder {ctx.root.root} (re-read)"
+    return "this machine"
 
 
 class Banner(QtWidgets.QFrame):
@@ -169,12 +184,17 @@ class MainWindow(QtWidgets.QMainWindow):
         ctx.feed.rate_changed.connect(lambda _hz: self._update_rate_label())
         ctx.feed.gpus_changed.connect(lambda _infos: self._fill_gpu_menu())
         ctx.feed.gpu_event.connect(self._on_event)
+        ctx.feed.loaded.connect(self._update_rate_label)
+        if ctx.feed.frozen:
+            self.rate_combo.setEnabled(False)
+            self.rate_combo.setToolTip("A snapshot is a recording: nothing is sampled")
         self._gpu_menu_filled = False
         self._shown_errors: tuple[str, ...] = ()
         self._age_timer = QtCore.QTimer(self)
         self._age_timer.setInterval(1000)
         self._age_timer.timeout.connect(self._update_age)
-        self._age_timer.start()
+        if not ctx.feed.frozen:
+            self._age_timer.start()
         self._update_rate_label()
         self._update_age()
 
@@ -379,7 +399,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.stale_label.setObjectName("staleLabel")
         self.stale_label.setAccessibleName("Telemetry problem")
         self.stale_label.hide()
-        mode = {"live": "this machine", "demo": "demo recording", "snapshot": "snapshot"}[self.ctx.mode]
+        if self.ctx.feed.frozen:
+            mode = "snapshot: recorded, not sampled"
+        elif self.ctx.mode == "snapshot":
+            mode = "root folder: its files are re-read each sample (they may change)"
+        else:
+            mode = {"live": "this machine", "demo": "demo recording"}.get(self.ctx.mode, self.ctx.mode)
         self.source_label.setText(f"Backend: {self.ctx.feed.backend_name} · {mode}")
         self.source_label.setToolTip(self.ctx.mode_reason)
         bar.addWidget(self.source_label)
@@ -388,9 +413,16 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.addPermanentWidget(self.age_label)
 
     def _update_rate_label(self) -> None:
+        if self.ctx.feed.frozen:  # the recording's own time, never the viewer's clock
+            set_text(self.rate_label, _capital(self.ctx.feed.recorded_text()))
+            return
         set_text(self.rate_label, f"Sampling at {self.ctx.feed.rate_hz:g} Hz")
 
     def _update_age(self) -> None:
+        if self.ctx.feed.frozen:
+            set_text(self.age_label, "")
+            self.age_label.hide()
+            return
         age = self.ctx.feed.age()
         set_text(self.age_label, f"Last sample: {fmt_age(age)}")
 
@@ -452,8 +484,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # -- geometry and closing --------------------------------------------------------------------------------
     def _title(self) -> str:
-        suffix = {"live": "", "demo": " — demo data", "snapshot": " — snapshot"}[self.ctx.mode]
-        return f"rocmdesk{suffix}"
+        """The window title names the kind of source, so a task switcher tells a customer's machine
+        from this one."""
+        return f"rocmdesk — {source_kind_text(self.ctx)}"
 
     def _restore(self) -> None:
         """Geometry, layout and tab from the settings; anything unusable falls back to the default."""

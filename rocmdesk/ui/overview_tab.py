@@ -393,11 +393,15 @@ class GpuCard(QtWidgets.QFrame):
             self.busy.show_value(NA, "", reason_of(na, "gpu_busy_percent"))
             self.busy.bar.set_value(None, pal.muted, pal.surface_alt)
 
-        # clocks
-        if is_number(s.sclk_mhz):
-            detail = f"mem {fmt_mhz(s.mclk_mhz)}" if is_number(s.mclk_mhz) else ""
-            self.clocks.show_value(fmt_mhz(s.sclk_mhz), detail,
-                                   "" if is_number(s.mclk_mhz) else f"memory clock: {reason_of(na, 'mclk_mhz')}")
+        # clocks: the actual clock; where the GPU reports none, its active DPM level, said as such
+        sclk, sclk_level = (s.sclk_mhz, "") if is_number(s.sclk_mhz) else (s.sclk_dpm_mhz, " (DPM level)")
+        mclk, mclk_level = (s.mclk_mhz, "") if is_number(s.mclk_mhz) else (s.mclk_dpm_mhz, " level")
+        if is_number(sclk):
+            detail = f"mem {fmt_mhz(mclk)}{mclk_level}" if is_number(mclk) else ""
+            tip = "" if is_number(mclk) else f"memory clock: {reason_of(na, 'mclk_mhz')}"
+            if sclk_level:
+                tip = f"actual clock: {reason_of(na, 'sclk_mhz')}; shown: the active DPM level. {tip}".strip()
+            self.clocks.show_value(fmt_mhz(sclk) + sclk_level.replace(" (DPM level)", " lvl"), detail, tip)
         else:
             self.clocks.show_value(NA, "", reason_of(na, "sclk_mhz"))
 
@@ -434,6 +438,13 @@ class OverviewTab(QtWidgets.QWidget):
         self.grid.addWidget(self.empty, 0, 0)
         lay = QtWidgets.QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        # a recording shows its last sample with that sample's time, never "now"
+        self.recorded = QtWidgets.QLabel("", self)
+        self.recorded.setObjectName("recordedNote")
+        self.recorded.setAccessibleName("Recorded sample")
+        self.recorded.setVisible(False)
+        lay.addWidget(self.recorded)
         lay.addWidget(self.scroll)
         self._pending: Snapshot | None = None
         self._columns = 0
@@ -506,6 +517,12 @@ class OverviewTab(QtWidgets.QWidget):
 
     # -- samples -------------------------------------------------------------------------------------
     def on_snapshot(self, snapshot: Snapshot) -> None:
+        feed = self.ctx.feed
+        if getattr(feed, "frozen", False):
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snapshot.timestamp))
+            set_text(self.recorded, f"Last recorded sample, {stamp} — snapshot {feed.recorded_text()}; "
+                                    "nothing is sampled now")
+            self.recorded.setVisible(True)
         if not self.isVisible():
             self._pending = snapshot  # refresh on show: a hidden tab costs nothing
             return

@@ -39,6 +39,8 @@ class Source:
     bundle: Any = None  # an OpenedBundle kept open while shown
     bundle_path: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # recorded time: shown as recorded, never sampled again (a bundle); a root folder is re-read
+    frozen: bool = False
 
 
 def demo_source(reason: str, recording: str | None = None, preroll_s: float = DEMO_PREROLL_S) -> Source:
@@ -110,14 +112,30 @@ def bundle_source(path: str, backend_name: str = "auto") -> Source:
     bundle = open_bundle(path)
     runner = bundle.runner()
     backend = make_backend(backend_name, bundle.root, runner)
-    preload: list[Snapshot] = []
-    recording = bundle.history
-    if recording is not None:
-        start = float(recording.meta.get("start_time", 0.0) or 0.0)
-        preload = [recording.snapshot(i, start + f.t, backend=backend.name) for i, f in enumerate(recording.frames)]
-    warnings = [bundle.history_error] if bundle.history_error and recording is None else []
+    preload: list[Snapshot] = recorded_snapshots(bundle, backend)
+    warnings = [bundle.history_error] if bundle.history_error and bundle.history is None else []
     return Source("snapshot", bundle.banner(), bundle.root, runner, backend, backend.name, preload,
-                  bundle=bundle, bundle_path=path, warnings=warnings)
+                  bundle=bundle, bundle_path=path, warnings=warnings, frozen=True)
+
+
+def recorded_snapshots(bundle: Any, backend: Backend) -> list[Snapshot]:
+    """What a bundle recorded, at its own timestamps: its telemetry history, or else one reading of
+    the files it holds, stamped with the capture time (never the viewer's clock)."""
+    recording = bundle.history
+    if recording is not None and recording.frames:
+        start = float(recording.meta.get("start_time", 0.0) or 0.0) or float(bundle.created or 0.0)
+        return [recording.snapshot(i, start + f.t, backend=backend.name) for i, f in enumerate(recording.frames)]
+    try:
+        backend.discover()
+        snapshot = backend.sample()
+    except Exception as exc:  # a bundle of a broken machine still opens: diagnosis and report work
+        log.warning("the bundle's GPU files cannot be read: %s", exc)
+        return []
+    stamp = float(bundle.created or 0.0) or snapshot.timestamp
+    snapshot.timestamp = stamp
+    for sample in snapshot.gpus:
+        sample.timestamp = stamp
+    return [snapshot]
 
 
 def startup_source(root: str | None = None, demo: bool = False, open_bundle: str | None = None,

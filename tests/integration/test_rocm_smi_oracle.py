@@ -128,3 +128,15 @@ def test_tree_is_private(oracle_available, tmp_path):
     assert sorted(os.listdir("/sys")) == before
     assert not os.path.exists("/sys/class/drm/card0/device/mem_info_vram_used") or os.path.realpath(
         "/sys/class/drm/card0").startswith("/sys/devices")
+
+
+@pytest.mark.parametrize("dump", ["rx580", "rx7900xtx", "vega56", "phoenix", "rx6600", "rx7800xt"])
+def test_dpm_levels_are_what_rocm_smi_calls_the_clocks(oracle_available, tmp_path, dump):
+    """rocm-smi's "sclk clock speed" is the active DPM level: rocmdesk's sclk_dpm_mhz, not sclk_mhz
+    (the actual clock, which on an idle Vega 56 is far below its lowest level)."""
+    build_root(tmp_path, [GpuSpec(dump, pci="0000:03:00.0", card=0, extra_props=dict(ROCM_SMI_KFD_PROPS))])
+    result = run_rocm_smi_on(tmp_path, "--showclocks --json")
+    theirs = json.loads(result.stdout.strip())["card0"]
+    mine = SysfsBackend(HostRoot(tmp_path)).sample().gpus[0]
+    for key, name in (("sclk_dpm_mhz", "sclk clock speed:"), ("mclk_dpm_mhz", "mclk clock speed:")):
+        assert getattr(mine, key) == int(theirs[name].strip("()").removesuffix("Mhz")), (dump, key)

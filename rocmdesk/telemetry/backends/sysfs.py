@@ -23,7 +23,7 @@ from typing import Any
 
 from rocmdesk import host
 from rocmdesk.host import HostReadError, HostRoot
-from rocmdesk.telemetry import parsers, pciids
+from rocmdesk.telemetry import gpu_metrics, parsers, pcie, pciids
 from rocmdesk.telemetry.backends.base import Backend
 from rocmdesk.telemetry.discovery import DRM_CLASS, DiscoveredGpu, discover, list_cards
 from rocmdesk.telemetry.fdinfo import FdinfoScanner
@@ -59,11 +59,16 @@ class _Probe:
 class _Plan:
     """Everything decided at discovery for one GPU."""
 
-    __slots__ = ("device_real", "info", "missing", "probes", "static_temps", "static_values")
+    __slots__ = ("device_real", "gpu_metrics_path", "info", "missing", "pcie_max", "pcie_paths", "probes",
+                 "static_temps", "static_values", "voltage_rails")
 
     def __init__(self, gpu: DiscoveredGpu) -> None:
         self.info: GpuInfo = gpu.info
         self.device_real = gpu.device_real
+        self.gpu_metrics_path: str | None = None
+        self.pcie_paths: tuple[str, str] | None = None  # current_link_speed, current_link_width
+        self.pcie_max: dict[str, Any] = {}
+        self.voltage_rails: list[tuple[str, str]] = []  # (rail, hwmon in*_input path)
         self.probes: list[_Probe] = []
         self.missing: dict[str, str] = {}  # key -> reason, the same every sample
         self.static_values: dict[str, Any] = {}
@@ -201,22 +206,25 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
     dev_probe("gpu_busy_percent", "gpu_busy_percent", parsers.percent, "busy counter (gpu_busy_percent)")
     dev_probe("mem_busy_percent", "mem_busy_percent", parsers.percent, "memory busy counter (mem_busy_percent)")
 
-    # -- clocks: the `*` level of pp_dpm_*, else hwmon freqN_input by label ---------------------
+    # -- clocks: the actual clock from hwmon freqN_input by label (gpu_metrics fills in at sample
+    # time where hwmon has none); the `*` level of pp_dpm_* separately, as rocm-smi shows it ----------
     freq = {}
     for name in hw_files:
         if name.startswith("freq") and name.endswith("_input"):
             label = _label(hw, hw_files, name.replace("_input", "_label"))
             if label:
                 freq[label] = os.path.join(hw, name)
-    for key, table, label in (("sclk_mhz", "pp_dpm_sclk", "sclk"), ("mclk_mhz", "pp_dpm_mclk", "mclk")):
-        fallback = _Probe(key, freq[label], parsers.hertz_to_mhz) if label in freq else None
-        if table in dev_files:
-            plan.probes.append(_Probe(key, os.path.join(dev, table), parsers.active_dpm_mhz, fallback=fallback))
-        elif fallback is not None:
-            plan.probes.append(fallback)
+    for key, table, label in (("sclk", "pp_dpm_sclk", "sclk"), ("mclk", "pp_dpm_mclk", "mclk")):
+        if label in freq:
+            plan.probes.append(_Probe(f"{key}_mhz", freq[label], parsers.hertz_to_mhz))
+        elif on_amdgpu:
+            plan.missing[f"{key}_mhz"] = f"this GPU reports no actual {label} clock (hwmon freq*_input)"
         else:
-            absent(key, f"{label} clock ({table} or a freq*_input labelled {label})",
-                   from_device=on_amdgpu)
+            plan.missing[f"{key}_mhz"] = not_amdgpu
+        if table in dev_files:
+            plan.probes.append(_Probe(f"{key}_dpm_mhz", os.path.join(dev, table), parsers.active_dpm_mhz))
+        else:
+            absent(f"{key}_dpm_mhz", f"{label} DPM table ({table})")
 
     # -- fan and voltage --------------------------------------------------------------------------
     if "fan1_input" in hw_files:
@@ -249,6 +257,25 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
                                   lambda t: float(parsers.parse_int(t, maximum=10_000))))
     else:
         absent("voltage_mv", "graphics voltage sensor (vddgfx)", from_device=False)
+    for name in sorted(hw_files):  # every labelled rail: vddgfx -> "gfx", vddnb -> "nb" (APUs)
+        if name.startswith("in") and name.endswith("_label"):
+            label = _label(hw, hw_files, name)
+            candidate = name.replace("_label", "_input")
+            if label and label.startswith("vdd") and candidate in hw_files:
+                plan.voltage_rails.append((label[3:] or label, os.path.join(hw, candidate)))
+
+    # -- gpu_metrics and the PCIe link ------------------------------------------------------------
+    if "gpu_metrics" in dev_files:
+        plan.gpu_metrics_path = os.path.join(dev, "gpu_metrics")
+    if "current_link_speed" in dev_files and "current_link_width" in dev_files:
+        plan.pcie_paths = (os.path.join(dev, "current_link_speed"), os.path.join(dev, "current_link_width"))
+        for key, name, parse in (("max_speed_gts", "max_link_speed", pcie.parse_speed_gts),
+                                 ("max_width", "max_link_width", pcie.parse_width)):
+            if name in dev_files:
+                value, _ = _read_static(os.path.join(dev, name), parse)
+                plan.pcie_max[key] = value
+    else:
+        absent("pcie", "PCIe link attributes (current_link_speed)")
 
     # -- power states ---------------------------------------------------------------------------
     dev_probe("performance_level", "power_dpm_force_performance_level", parsers.parse_performance_level,
@@ -353,11 +380,69 @@ class SysfsBackend(Backend):
         sample.temperature_emergency_c.update(plan.static_temps["temperature_emergency_c"])
         for key, reason in plan.missing.items():
             unavailable.setdefault(key, reason)
+        _read_extras(plan, sample)
         return sample
 
     # -- processes --------------------------------------------------------------------------------
     def processes(self) -> list[ProcessUse]:
         return self._fdinfo.scan()
+
+
+def _read_extras(plan: _Plan, sample: GpuSample) -> None:
+    """gpu_metrics, voltage rails and the PCIe link: readings beside the per-file probes."""
+    for rail, path in plan.voltage_rails:
+        try:
+            sample.voltage_mv_by_rail[rail] = float(parsers.parse_int(host.read_fd_text(path), maximum=10_000))
+        except (OSError, parsers.ValueProblem) as exc:
+            sample.unavailable[f"voltage_mv_by_rail.{rail}"] = _reason(exc) if isinstance(exc, OSError) else str(exc)
+    if plan.pcie_paths is not None:
+        try:
+            speed = pcie.parse_speed_gts(host.read_fd_text(plan.pcie_paths[0]))
+            width = pcie.parse_width(host.read_fd_text(plan.pcie_paths[1]))
+            sample.pcie = {"speed_gts": speed, "width": width, **plan.pcie_max}
+        except OSError as exc:
+            sample.unavailable["pcie"] = _reason(exc)
+    if plan.gpu_metrics_path is None:
+        reason = "this GPU has no gpu_metrics table" if plan.info.on_amdgpu else "not on amdgpu"
+    else:
+        try:
+            apply_gpu_metrics(sample, gpu_metrics.decode(
+                host.read_fd_bytes(plan.gpu_metrics_path, gpu_metrics.MAX_BYTES)))
+            return
+        except OSError as exc:
+            reason = f"gpu_metrics: {_reason(exc)}"
+        except gpu_metrics.GpuMetricsError as exc:
+            reason = f"gpu_metrics: {exc}"
+    for key in ("throttle", "energy_j"):
+        sample.unavailable.setdefault(key, reason)
+
+
+def apply_gpu_metrics(sample: GpuSample, metrics: gpu_metrics.GpuMetrics) -> None:
+    """Merge a decoded table into a sample; hwmon's own readings win where both have one."""
+    for key, value in metrics.temperature_c.items():
+        if key not in sample.temperature_c:
+            sample.temperature_c[key] = value
+            sample.unavailable.pop(f"temperature_c.{key}", None)
+    for key, reason in metrics.unavailable.items():
+        if key.startswith("temperature_c.") and key[14:] not in sample.temperature_c:
+            sample.unavailable.setdefault(key, reason)
+    sample.power_w_by_rail.update(metrics.power_w_by_rail)
+    sample.clocks_mhz.update(metrics.clocks_mhz)
+    for rail, value in metrics.voltage_mv_by_rail.items():
+        sample.voltage_mv_by_rail.setdefault(rail, value)
+    for key, clock in (("sclk_mhz", "gfxclk"), ("mclk_mhz", "uclk")):
+        if getattr(sample, key) is None and metrics.clocks_mhz.get(clock):
+            setattr(sample, key, int(metrics.clocks_mhz[clock]))
+            sample.unavailable.pop(key, None)
+            sample.source[key] = "gpu_metrics"
+    if metrics.energy_j is not None:
+        sample.energy_j = metrics.energy_j
+    else:
+        sample.unavailable["energy_j"] = f"gpu_metrics {metrics.revision} gives no energy counter with a unit"
+    if metrics.throttle is not None:
+        sample.throttle = {"active": metrics.throttle["active"], "reasons": list(metrics.throttle["reasons"])}
+    else:
+        sample.unavailable["throttle"] = metrics.unavailable.get("throttle", "not reported")
 
 
 def _gone_sample(plan: _Plan, now: float) -> GpuSample:

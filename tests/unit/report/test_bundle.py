@@ -12,14 +12,8 @@ import tarfile
 import pytest
 
 from rocmdesk.host import HostRoot, runner_for
-from rocmdesk.report.bundle import (
-    BundleError,
-    RecordingRoot,
-    diagnosis_function,
-    open_bundle,
-    prepare_bundle,
-    recording_from_snapshots,
-)
+from rocmdesk.report.bundle import BundleError, open_bundle, prepare_bundle, recording_from_snapshots
+from rocmdesk.report.collect import RecordingRoot, diagnosis_function
 from rocmdesk.report.manifest import MANIFEST_NAME, Manifest
 from rocmdesk.telemetry.model import GpuInfo, GpuSample, Snapshot
 from tests.unit.report.workstation import SECRETS, make_workstation

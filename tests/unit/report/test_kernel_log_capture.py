@@ -7,7 +7,8 @@ import json
 
 from rocmdesk.diagnosis.runner import diagnose
 from rocmdesk.host import CommandResult, CommandRunner, HostRoot, RecordedRunner
-from rocmdesk.report.bundle import _commands_json, open_bundle, prepare_bundle
+from rocmdesk.report.bundle import open_bundle, prepare_bundle
+from rocmdesk.report.collect import _commands_json
 from tests.support import scenarios as sc
 
 JOURNALCTL = ["/usr/bin/journalctl", "-k", "-b", "0", "--no-pager", "-o", "short-monotonic"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from rocmdesk.host import HostRoot
-from rocmdesk.report.bundle import Collector, _add_gpu_processes
-from rocmdesk.report.filters import SECRET_VALUE, cmdline_args
+from rocmdesk.report.collect import Collector, _add_gpu_processes
 from rocmdesk.report.redact import Redactor
+from rocmdesk.report.scrub import SECRET_VALUE, cmdline_args
 
 
 def _red() -> Redactor:

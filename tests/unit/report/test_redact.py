@@ -14,8 +14,9 @@ import pytest
 from rocmdesk.diagnosis.runner import diagnose
 from rocmdesk.host import HostRoot
 from rocmdesk.report.bundle import open_bundle, prepare_bundle
-from rocmdesk.report.filters import transform
+from rocmdesk.report.collect import access_gids
 from rocmdesk.report.redact import Redactor, redactor_for
+from rocmdesk.report.scrub import transform
 from tests.support import scenarios as sc
 
 
@@ -82,9 +83,8 @@ def test_a_common_word_hostname_goes_only_where_it_is_the_machine():
     assert red.text("alice@gpu gpu.local HOSTNAME=gpu") == "user1@host1 host1.local HOSTNAME=host1"
     assert red.text("gpu busy 40% on the gpu") == "gpu busy 40% on the gpu"
     assert "gpu" not in red.secrets()
-    root = HostRoot("/nonexistent")
-    assert transform("etc/hostname", b"gpu\n", red, root) == b"host1\n"
-    assert transform("proc/sys/kernel/hostname", b"gpu\n", red, root) == b"host1\n"
+    assert transform("etc/hostname", b"gpu\n", red) == b"host1\n"
+    assert transform("proc/sys/kernel/hostname", b"gpu\n", red) == b"host1\n"
 
 
 def test_passwd_and_group_name_fields_of_a_user_called_render(tmp_path):
@@ -98,9 +98,9 @@ def test_passwd_and_group_name_fields_of_a_user_called_render(tmp_path):
     root = HostRoot(tmp_path)
     red = redactor_for(root)
     assert red.users == {"render": "user1"} and red.is_common("render")
-    assert transform("etc/passwd", passwd.encode(), red, root).decode().splitlines() == [
+    assert transform("etc/passwd", passwd.encode(), red, access_gids(root)).decode().splitlines() == [
         "root:x:0:0::/root:/bin/bash", "user1:x:1000:1000::/home/user1:/bin/bash"]
-    lines = transform("etc/group", (tmp_path / "etc/group").read_bytes(), red, root).decode().splitlines()
+    lines = transform("etc/group", (tmp_path / "etc/group").read_bytes(), red, access_gids(root)).decode().splitlines()
     assert lines == ["root:x:0:", "video:x:44:user1", "render:x:992:user1,syslog", "user1:x:1000:"]
 
 

@@ -125,15 +125,17 @@ def test_static_files_with_garbage(rx580):
     assert sample.temperature_c == {"edge": 44.0}  # the rest still reads
 
 
-def test_garbage_clock_table_falls_back_to_hwmon(rx580):
+def test_garbage_clock_tables_and_sensors_each_say_why(rx580):
     root, device = rx580
     _write(device, "pp_dpm_sclk", "this is not a table\n")
     _write(device, "pp_dpm_mclk", "0: 300Mhz\n1: 1000Mhz\n")  # no `*`
     _write(device, "hwmon/hwmon4/freq2_input", "-7\n")
     sample, _ = _sample(root)
-    assert sample.sclk_mhz == 798  # freq1_input 798080000 Hz
-    assert sample.mclk_mhz is None
-    assert sample.unavailable["mclk_mhz"] == "no active level marked in the table"
+    assert sample.sclk_mhz == 798  # the actual clock: freq1_input 798080000 Hz
+    assert sample.sclk_dpm_mhz is None and "garbage" in sample.unavailable["sclk_dpm_mhz"]
+    assert sample.mclk_mhz is None and sample.unavailable["mclk_mhz"] == "garbage value '-7'"
+    assert sample.mclk_dpm_mhz is None
+    assert sample.unavailable["mclk_dpm_mhz"] == "no active level marked in the table"
 
 
 def _failing_read(monkeypatch, suffix, error_no):
@@ -254,7 +256,8 @@ def test_gpu_removed_mid_sample(tmp_path, monkeypatch):
     assert gone.info.pci == "0000:09:00.0"
     assert gone.temperature_c == {} and gone.power_w is None and gone.vram_used_bytes is None
     assert gone.unavailable["power_w"] == GONE_REASON
-    assert other.temperature_c == {"edge": 56.0, "junction": 59.0, "mem": 54.0}
+    assert other.temperature_c == {"edge": 56.0, "junction": 59.0, "mem": 54.0,
+                                   "vrgfx": 49.0, "vrsoc": 49.0, "vrmem": 51.0}  # the last three: gpu_metrics
     snap = backend.sample()
     assert [g.info.pci for g in snap.gpus] == ["0000:0c:00.0"] and snap.errors == []
 

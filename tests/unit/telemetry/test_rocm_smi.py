@@ -58,8 +58,8 @@ def test_f2_780m_prefers_current_socket_power_and_lowercases_the_bus():
     assert gpu.temperature_c == {"edge": 31.0}
     assert gpu.unavailable["temperature_c.junction"] == NOT_REPORTED
     assert gpu.unavailable["temperature_c.mem"] == NOT_REPORTED
-    assert gpu.metrics["sclk_mhz"] == 800
-    assert gpu.metrics["mclk_mhz"] == 400
+    assert gpu.metrics["sclk_dpm_mhz"] == 800
+    assert gpu.metrics["mclk_dpm_mhz"] == 400
     assert gpu.metrics["gpu_busy_percent"] == 19.0
     assert gpu.metrics["voltage_mv"] == 752.0
     assert gpu.metrics["performance_level"] == "auto"
@@ -108,10 +108,10 @@ def test_real_5_2_3_full_output():
     assert a.metrics == {
         "power_w": 32.0, "power_cap_w": 236.0, "vram_total_bytes": 17163091968, "vram_used_bytes": 1263222784,
         "gtt_total_bytes": 16777216000, "gtt_used_bytes": 23105536, "gpu_busy_percent": 2.0,
-        "mem_busy_percent": 7.0, "sclk_mhz": 77, "mclk_mhz": 456, "fan_rpm": 868, "fan_percent": 35.0,
+        "mem_busy_percent": 7.0, "sclk_dpm_mhz": 77, "mclk_dpm_mhz": 456, "fan_rpm": 868, "fan_percent": 35.0,
         "voltage_mv": 985.0, "performance_level": "manual",
     }
-    assert b.metrics["sclk_mhz"] == 2605 and b.metrics["power_cap_w"] == 120.0
+    assert b.metrics["sclk_dpm_mhz"] == 2605 and b.metrics["power_cap_w"] == 120.0
     assert b.unavailable["fan_rpm"] == NOT_REPORTED
     assert b.unavailable["gtt_used_bytes"] == NOT_REPORTED
 

@@ -65,7 +65,8 @@ def test_rx580(lact):
     assert (s.vram_used_bytes, s.vram_total_bytes) == (536870912, 4294967296)
     assert (s.gtt_used_bytes, s.gtt_total_bytes) == (92377088, 8342712320)
     assert (s.gpu_busy_percent, s.mem_busy_percent) == (11, 2)
-    assert (s.sclk_mhz, s.mclk_mhz) == (900, 1750)  # the `*` levels, not freq1_input's 798 MHz
+    assert (s.sclk_mhz, s.mclk_mhz) == (798, 1750)  # the actual clocks (hwmon freq1_input, freq2_input)
+    assert (s.sclk_dpm_mhz, s.mclk_dpm_mhz) == (900, 1750)  # the `*` levels of pp_dpm_*, as rocm-smi shows
     assert (s.fan_rpm, s.fan_percent) == (595, 13.7)
     assert s.power_profile == "3D_FULL_SCREEN"
 
@@ -77,7 +78,8 @@ def test_apus(lact):
     assert (phoenix.sclk_mhz, phoenix.mclk_mhz, phoenix.voltage_mv) == (800, 400, 814.0)
     assert phoenix.fan_rpm is None and "fan" in phoenix.unavailable["fan_rpm"]
     vangogh = lact[0]["vangogh"]
-    assert vangogh.power_w == 4.057 and vangogh.mclk_mhz == 687
+    assert vangogh.power_w == 4.057 and vangogh.mclk_dpm_mhz == 687
+    assert vangogh.mclk_mhz is None and "actual mclk" in vangogh.unavailable["mclk_mhz"]
     assert vangogh.power_profile is None
     assert vangogh.unavailable["power_profile"] == "no active profile marked in the table"
 
@@ -88,10 +90,13 @@ def test_clock_fallback_and_other_layouts(lact):
     rx7600s = lact[0]["rx7600s"]
     assert (rx7600s.power_profile, rx7600s.performance_level) == ("VR", "manual")
     navi21 = lact[0]["rx6900xt"]  # NUL-padded files
-    assert navi21.temperature_c == {"edge": 56.0, "junction": 59.0, "mem": 54.0}
+    # hwmon's three sensors, and the voltage regulators' from gpu_metrics 1.3 (LACT shows the same 49/49/51)
+    assert navi21.temperature_c == {"edge": 56.0, "junction": 59.0, "mem": 54.0,
+                                    "vrgfx": 49.0, "vrsoc": 49.0, "vrmem": 51.0}
     assert (navi21.vram_used_bytes, navi21.gpu_busy_percent, navi21.mem_busy_percent) == (668274688, 3, 0)
     rx9070 = lact[0]["rx9070"]
-    assert (rx9070.sclk_mhz, rx9070.mclk_mhz, rx9070.fan_rpm, rx9070.fan_percent) == (789, 1124, 1944, 45.9)
+    assert (rx9070.sclk_mhz, rx9070.mclk_mhz, rx9070.fan_rpm, rx9070.fan_percent) == (900, 1124, 1944, 45.9)
+    assert rx9070.sclk_dpm_mhz == 789  # LACT: gpu_clockspeed 900, the active power state 789 MHz
     assert rx9070.power_cap_w == 200.0 and rx9070.power_cap_default_w == 220.0
 
 
@@ -128,7 +133,8 @@ def test_mi300x(tmp_path):
     assert (s.vram_total_bytes, s.vram_used_bytes) == (192 << 30, 3 << 30)
     assert s.voltage_mv == 780.0  # in0_input without in0_label
     assert s.fan_rpm is None and s.fan_percent is None
-    assert (s.sclk_mhz, s.mclk_mhz, s.gpu_busy_percent) == (1100, 1300, 7)
+    assert (s.sclk_dpm_mhz, s.mclk_dpm_mhz, s.gpu_busy_percent) == (1100, 1300, 7)
+    assert s.sclk_mhz is None and "actual sclk" in s.unavailable["sclk_mhz"]  # this tree has no gpu_metrics
 
 
 def test_mi210(tmp_path):
