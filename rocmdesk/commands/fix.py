@@ -198,13 +198,15 @@ def _apply(plan: Any, data: dict, args: argparse.Namespace, out: TextIO, err: Te
 
 def _apply_helper(plan: Any, err: TextIO) -> tuple[int, dict]:
     from rocmdesk.fixes import client
+    from rocmdesk.fixes.action_notes import undo_command
 
     status = client.helper_status()
     if not status.ready:
         return EXIT_REFUSED, {"kind": "not-installed", "message": status.message}
     outcome = client.apply_in_terminal(plan.action, target=plan.target, pkexec=status.pkexec or
                                        client.PKEXEC_CANDIDATES[0])
-    message = outcome.message + (f" Undo id {outcome.undo_id} (undo in the window: Tuning → Changes)."
+    message = outcome.message + (f" Undo id {outcome.undo_id}: in the window Tuning → Changes → Undo, or from any "
+                                 f"terminal or text console: {undo_command(outcome.undo_id)}"
                                  if outcome.undo_id else "")
     return (EXIT_OK if outcome.ok else EXIT_REFUSED,
             {"kind": outcome.kind.value, "message": message, "undo_id": outcome.undo_id, "changes": outcome.changes})

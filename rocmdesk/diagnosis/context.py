@@ -87,6 +87,17 @@ class DiagnosisContext:
         return inspect_host(self.root, self.kernel_release)
 
     @functools.cached_property
+    def gpu_samples(self) -> list:  # -> list[rocmdesk.telemetry.model.GpuSample], one reading of each GPU
+        """One telemetry sample of every GPU (the hardware checks read counters and link state from it)."""
+        from rocmdesk.telemetry.backends.sysfs import SysfsBackend
+
+        backend = SysfsBackend(self.root)
+        try:
+            return list(backend.sample().gpus)
+        finally:
+            backend.close()
+
+    @functools.cached_property
     def python_envs(self):  # -> rocmdesk.diagnosis.python_envs.Discovery
         from rocmdesk.diagnosis.python_envs import discover
 

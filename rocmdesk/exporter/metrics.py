@@ -202,6 +202,7 @@ def _gpu_families(gpus: Sequence[GpuSample], index: dict[str, int]) -> Iterable[
     yield clock
     yield from _sensor_families(labelled, names)
     yield from _state_families(labelled, names)
+    yield from _health_families(labelled, names)
     missing = GaugeMetricFamily("rocmdesk_reading_unavailable", "1 for each reading that is N/A, with the reason",
                                 labels=[*names, "field", "reason"])
     for labels, sample in labelled:
@@ -237,6 +238,66 @@ def _state_families(labelled: list[tuple[list[str], GpuSample]], names: list[str
             profile.add_metric([*labels, _label(sample.power_profile)], 1)
     yield level
     yield profile
+
+
+def _by_name(metric: str, help_text: str, label: str, attribute: str, scale: float,
+             labelled: list[tuple[list[str], GpuSample]], names: list[str]) -> Metric:
+    """One series per key of a {name: value} reading (power by rail, clocks by domain, voltages)."""
+    family = GaugeMetricFamily(metric, help_text, labels=[*names, label])
+    for labels, sample in labelled:
+        for key, raw in sorted(getattr(sample, attribute).items()):
+            value = _finite(raw)
+            if value is not None:
+                family.add_metric([*labels, _label(key)], value * scale)
+    return family
+
+
+def _health_families(labelled: list[tuple[list[str], GpuSample]], names: list[str]) -> Iterable[Metric]:
+    """Throttling, ECC (named like device-metrics-exporter's GPU_ECC_*_TOTAL), PCIe link, gpu_metrics readings."""
+    throttled = GaugeMetricFamily("rocmdesk_gpu_throttled", "1 while the driver reports a throttle reason "
+                                  "(gpu_metrics indep_throttle_status)", labels=names)
+    reason = GaugeMetricFamily("rocmdesk_gpu_throttle_reason", "1 for each active throttle reason",
+                               labels=[*names, "reason"])
+    uncorrect = CounterMetricFamily("gpu_ecc_uncorrect", "Uncorrectable ECC errors, all blocks", labels=names)
+    correct = CounterMetricFamily("gpu_ecc_correct", "Correctable ECC errors, all blocks", labels=names)
+    blocks = CounterMetricFamily("rocmdesk_gpu_ecc_errors", "ECC errors by RAS block (ue: uncorrectable, "
+                                 "ce: correctable)", labels=[*names, "block", "type"])
+    pages = GaugeMetricFamily("rocmdesk_gpu_vram_bad_pages", "VRAM pages by state (retired, pending, failed)",
+                              labels=[*names, "state"])
+    speed = GaugeMetricFamily("rocmdesk_gpu_pcie_link_speed_gts", "PCIe link speed now, GT/s", labels=names)
+    width = GaugeMetricFamily("rocmdesk_gpu_pcie_link_width", "PCIe link width now, lanes", labels=names)
+    max_width = GaugeMetricFamily("rocmdesk_gpu_pcie_link_max_width", "Widest PCIe link the GPU supports, lanes",
+                                  labels=names)
+    energy = CounterMetricFamily("rocmdesk_gpu_energy_joules", "Energy accumulator (gpu_metrics)", labels=names)
+    for labels, sample in labelled:
+        if sample.throttle is not None:
+            throttled.add_metric(labels, 1 if sample.throttle.get("active") else 0)
+            for text in sample.throttle.get("reasons") or []:
+                reason.add_metric([*labels, _label(text)], 1)
+        ras = sample.ras
+        if ras is not None:
+            uncorrect.add_metric(labels, ras.get("uncorrectable", 0))
+            correct.add_metric(labels, ras.get("correctable", 0))
+            for block, counts in sorted(ras.get("blocks", {}).items()):
+                for kind in ("ue", "ce"):
+                    if kind in counts:
+                        blocks.add_metric([*labels, _label(block), kind], counts[kind])
+            for state, count in sorted((ras.get("pages") or {}).items()):
+                pages.add_metric([*labels, _label(state)], count)
+        link = sample.pcie or {}
+        for family, key in ((speed, "speed_gts"), (width, "width"), (max_width, "max_width")):
+            value = _finite(link.get(key))
+            if value is not None:
+                family.add_metric(labels, value)
+        if _finite(sample.energy_j) is not None:
+            energy.add_metric(labels, sample.energy_j)
+    yield from (throttled, reason, uncorrect, correct, blocks, pages, speed, width, max_width, energy)
+    yield _by_name("rocmdesk_gpu_rail_power_watts", "Power by rail (APU: gfx, soc, cpu…)", "rail",
+                   "power_w_by_rail", 1.0, labelled, names)
+    yield _by_name("rocmdesk_gpu_rail_voltage_volts", "Voltage by rail (gfx, soc, mem, nb)", "rail",
+                   "voltage_mv_by_rail", 1e-3, labelled, names)
+    yield _by_name("rocmdesk_gpu_clock_hertz", "Clock by domain (socclk, uclk, fclk, per-XCD gfxclk…)", "domain",
+                   "clocks_mhz", 1e6, labelled, names)
 
 
 def diagnosis_families(state: DiagnosisState) -> Iterable[Metric]:

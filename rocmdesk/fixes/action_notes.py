@@ -72,10 +72,29 @@ NOTES: dict[str, ActionNotes] = {
         "`ENV/bin/python -m pip install pynvml==VERSION` with the version in the saved `pip freeze` file"),
 }
 
+_TUNING = ActionNotes(
+    "at once, on the running GPU; the kernel forgets it at the next reboot or driver reload",
+    ("a power cap below what a workload needs makes it slower, not unstable; a forced performance level keeps "
+     "clocks (and fan noise) high while idle",),
+    "Reset in the Tuning tab, or reboot")
+for _name in ("set-power-cap", "reset-power-cap", "set-performance-level", "set-power-profile", "reset-tuning"):
+    NOTES[_name] = _TUNING
+NOTES["undo"] = ActionNotes(
+    "as the original change did (a reboot, a new login or a display manager restart)",
+    ("files changed by hand since the fix are not overwritten: the helper refuses and says which",),
+    "apply the original fix again")
+
 GENERIC = ActionNotes(
     "as the steps say (most need a reboot or a new login)",
     ("the steps change system configuration: read each one before running it",),
     "keep a copy of every file before you edit it, and put the copy back")
+
+
+def undo_command(undo_id: str) -> str:
+    """The undo of a helper run as one command that works from a text console as well."""
+    from rocmdesk.fixes.actions import HELPER_PATH, PKEXEC_CANDIDATES
+
+    return f"{PKEXEC_CANDIDATES[0]} {HELPER_PATH} undo {undo_id}"
 
 
 def notes_for(action_name: str | None) -> ActionNotes:

@@ -19,6 +19,7 @@ amdgpu_smu.h); the ASIC-dependent ``throttle_status`` is kept as a raw number on
 from __future__ import annotations
 
 import logging
+import re
 import struct
 from dataclasses import dataclass, field
 
@@ -120,11 +121,22 @@ THROTTLE_BITS = {
 }
 
 
+# The fields the readings come from; the rest (XGMI and PCIe counters, per-engine activity, timestamps…)
+# are unpacked but not looked at, which keeps a decode near the cost of the unpack itself.
+_USED = re.compile(
+    r"(temperature_(edge|hotspot|mem|vrgfx|vrsoc|vrmem|hbm\d|gfx|soc|core\d+|skin)"
+    r"|(average|curr)_socket_power|average_(cpu|soc|gfx|apu|dgpu|all_core|ipu|sys)_power"
+    r"|average_(gfx|umc)_activity|current_fan_speed|pcie_link_(width|speed)|energy_accumulator"
+    r"|(current|average)_(gfx|soc|u|f|v|d)clk\d*(_frequency)?|current_(vclk|dclk)0\d|current_(gfxclk|socclk)\d"
+    r"|voltage_(gfx|soc|mem)|average_(cpu|soc|gfx)_voltage|(indep_)?throttle_status)")
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
     fmt: struct.Struct
     names: tuple[str, ...]  # one per unpacked value ("temperature_hbm0" for an array element)
     sentinels: tuple[int, ...]  # the all-ones "not supported" value of each field's width
+    used: tuple[tuple[int, str, int], ...] = ()  # (index in the unpacked values, name, sentinel) read
 
 
 def _build(spec: str, expected_size: int) -> Layout:
@@ -154,7 +166,9 @@ def _build(spec: str, expected_size: int) -> Layout:
     tail = -offset % max_align
     if tail:
         fmt.append(f"{tail}x")
-    layout = Layout(struct.Struct("".join(fmt)), tuple(names), tuple(sentinels))
+    used = tuple((n + 3, name, none) for n, (name, none) in enumerate(zip(names, sentinels, strict=True))
+                 if _USED.fullmatch(name))
+    layout = Layout(struct.Struct("".join(fmt)), tuple(names), tuple(sentinels), used)
     if layout.fmt.size != expected_size:
         raise AssertionError(f"gpu_metrics layout is {layout.fmt.size} bytes, the kernel's is {expected_size}")
     return layout
@@ -202,9 +216,8 @@ def decode(data: bytes) -> GpuMetrics:
         raise GpuMetricsError(f"revision {revision} says {size} bytes; that revision is {layout.fmt.size}")
     if len(data) < size:
         raise GpuMetricsError(f"revision {revision} needs {size} bytes, the file has {len(data)}")
-    raw = layout.fmt.unpack_from(data)[3:]
-    values = {name: value for name, value, none in zip(layout.names, raw, layout.sentinels, strict=True)
-              if value != none}
+    raw = layout.fmt.unpack_from(data)
+    values = {name: raw[index] for index, name, none in layout.used if raw[index] != none}
     out = GpuMetrics(revision=revision)
     if fmt_rev == 1:
         _format1(values, out, content_rev)
@@ -230,13 +243,11 @@ def _temperature(values: dict[str, int], name: str, key: str, scale: float, out:
 
 
 def _format1(values: dict[str, int], out: GpuMetrics, content: int) -> None:
-    known = _names_of(content)
-    for key, name in _FORMAT1_TEMPERATURES:
-        if name in known:
-            _temperature(values, name, key, 1.0, out)
-    if not any(k.startswith("hbm") for k in out.temperature_c):  # a GPU without HBM: no N/A for it
-        for n in range(4):
-            out.unavailable.pop(f"temperature_c.hbm{n}", None)
+    for key, name in _FORMAT1_TEMPERATURES[content]:
+        _temperature(values, name, key, 1.0, out)
+    for key, name in _HBM_TEMPERATURES:  # only Instinct boards have HBM: no N/A for the others
+        if values.get(name):
+            out.temperature_c[key] = float(values[name])
     power = values.get("average_socket_power", values.get("curr_socket_power"))
     out.power_w = float(power) if power is not None else None
     out.gfx_busy_percent = _float(values.get("average_gfx_activity"))
@@ -259,26 +270,23 @@ def _format1(values: dict[str, int], out: GpuMetrics, content: int) -> None:
             if values.get(name):
                 out.voltage_mv_by_rail[rail] = float(values[name])
     else:  # MI300: one GFX clock per XCD, several SoC and media clocks
-        xcd = [values[f"current_gfxclk{n}"] for n in range(8) if values.get(f"current_gfxclk{n}")]
+        xcd = [values[name] for name in _XCD_CLOCKS if values.get(name)]
         for n, value in enumerate(xcd):
             clocks[f"gfxclk_xcd{n}"] = float(value)
         if xcd:
             clocks["gfxclk"] = float(max(xcd))
-        for key in ("socclk", "vclk0", "dclk0"):
-            for n in range(4):
-                if values.get(f"current_{key}{n}"):
-                    clocks[f"{key}_{n}" if n else key] = float(values[f"current_{key}{n}"])
-        if values.get("current_uclk"):
-            clocks["uclk"] = float(values["current_uclk"])
+        for key, name in _MI300_CLOCK_NAMES:
+            if values.get(name):
+                clocks[key] = float(values[name])
 
 
 def _apu(values: dict[str, int], out: GpuMetrics, fmt: int, content: int) -> None:
     scale = 100.0  # centi-degrees C (2.4 says so; 2.1 equals hwmon's edge on the Phoenix dump)
     _temperature(values, "temperature_gfx", "gfx", scale, out)
     _temperature(values, "temperature_soc", "soc", scale, out)
-    for n in range(16 if fmt == 3 else 8):
-        if values.get(f"temperature_core{n}"):
-            out.temperature_c[f"core{n}"] = values[f"temperature_core{n}"] / scale
+    for key, name in _CORE_TEMPERATURES[:16 if fmt == 3 else 8]:
+        if values.get(name):
+            out.temperature_c[key] = values[name] / scale
     if fmt == 3:
         _temperature(values, "temperature_skin", "skin", scale, out)
     rails = {"socket": "average_socket_power", "cpu": "average_cpu_power", "soc": "average_soc_power",
@@ -299,9 +307,9 @@ def _apu(values: dict[str, int], out: GpuMetrics, fmt: int, content: int) -> Non
         value = values.get(current, values.get(average))
         if value is not None:
             out.clocks_mhz[key] = float(value)
-    for rail in ("cpu", "soc", "gfx"):
-        if values.get(f"average_{rail}_voltage"):
-            out.voltage_mv_by_rail[rail] = float(values[f"average_{rail}_voltage"])
+    for rail, name in _APU_VOLTAGES:
+        if values.get(name):
+            out.voltage_mv_by_rail[rail] = float(values[name])
 
 
 def _throttle(values: dict[str, int], out: GpuMetrics) -> None:
@@ -327,22 +335,23 @@ def _float(value: int | None) -> float | None:
     return float(value) if value is not None else None
 
 
-_FORMAT1_TEMPERATURES = (
+_ALL_FORMAT1_TEMPERATURES = (
     ("edge", "temperature_edge"), ("junction", "temperature_hotspot"), ("mem", "temperature_mem"),
     ("vrgfx", "temperature_vrgfx"), ("vrsoc", "temperature_vrsoc"), ("vrmem", "temperature_vrmem"),
-    ("hbm0", "temperature_hbm0"), ("hbm1", "temperature_hbm1"), ("hbm2", "temperature_hbm2"),
-    ("hbm3", "temperature_hbm3"),
 )
+_HBM_TEMPERATURES = tuple((f"hbm{n}", f"temperature_hbm{n}") for n in range(4))
 _DGPU_CLOCKS = tuple((k, f"current_{k}", f"average_{k}_frequency")
                      for k in ("gfxclk", "socclk", "uclk", "vclk0", "dclk0", "vclk1", "dclk1"))
 _APU_CLOCK_NAMES = tuple((k, f"current_{k}", f"average_{k}_frequency")
                          for k in ("gfxclk", "socclk", "uclk", "fclk", "vclk", "dclk"))
+_XCD_CLOCKS = tuple(f"current_gfxclk{n}" for n in range(8))
+_MI300_CLOCK_NAMES = (*((f"{key}_{n}" if n else key, f"current_{key}{n}")
+                        for key in ("socclk", "vclk0", "dclk0") for n in range(4)), ("uclk", "current_uclk"))
+_CORE_TEMPERATURES = tuple((f"core{n}", f"temperature_core{n}") for n in range(16))
+_APU_VOLTAGES = tuple((rail, f"average_{rail}_voltage") for rail in ("cpu", "soc", "gfx"))
 _DGPU_VOLTAGES = (("gfx", "voltage_gfx"), ("soc", "voltage_soc"), ("mem", "voltage_mem"))
-_NAMES: dict[int, frozenset[str]] = {}
-
-
-def _names_of(content: int) -> frozenset[str]:
-    names = _NAMES.get(content)
-    if names is None:
-        names = _NAMES[content] = frozenset(LAYOUTS[(1, content)].names)
-    return names
+# content revision -> the temperature fields its layout has (1.4+ dropped edge, vrgfx and vrmem)
+_FORMAT1_TEMPERATURES = {
+    content: tuple((key, name) for key, name in _ALL_FORMAT1_TEMPERATURES if name in LAYOUTS[(1, content)].names)
+    for fmt, content in LAYOUTS if fmt == 1
+}

@@ -123,6 +123,8 @@ class GpuSample:
     voltage_mv_by_rail: dict[str, float] = field(default_factory=dict)  # "gfx", "soc", "mem", "nb"
     throttle: dict[str, Any] | None = None  # {"active": bool, "reasons": [str, ...]}
     pcie: dict[str, Any] | None = None  # {"speed_gts", "width", "max_speed_gts", "max_width"}
+    ras: dict[str, Any] | None = None  # {"blocks": {"umc": {"ue", "ce"}}, "uncorrectable", "correctable", "pages"}
+    partition: dict[str, str] | None = None  # {"compute": "SPX", "memory": "NPS1"} (MI300)
     unavailable: dict[str, str] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)  # metric -> backend that supplied it
 
@@ -152,6 +154,10 @@ class GpuSample:
         out["throttle"] = None if self.throttle is None else {
             "active": bool(self.throttle.get("active")), "reasons": list(self.throttle.get("reasons") or [])}
         out["pcie"] = None if self.pcie is None else dict(self.pcie)
+        out["ras"] = None if self.ras is None else {
+            "blocks": {k: dict(v) for k, v in self.ras.get("blocks", {}).items()},
+            **{k: v for k, v in self.ras.items() if k != "blocks"}}
+        out["partition"] = None if self.partition is None else dict(self.partition)
         out["unavailable"] = dict(self.unavailable)
         return out
 
@@ -178,6 +184,20 @@ class GpuSample:
                                "reasons": [str(r) for r in reasons][:64] if isinstance(reasons, list) else []}
         pcie = _number_map(data.get("pcie"))
         sample.pcie = pcie or None
+        ras = data.get("ras")
+        if isinstance(ras, dict):
+            blocks = ras.get("blocks") if isinstance(ras.get("blocks"), dict) else {}
+            sample.ras = {"blocks": {str(k): {n: int(c) for n, c in _number_map(v).items()}
+                                     for k, v in list(blocks.items())[:64]},
+                          **{k: int(v) for k, v in _number_map(ras).items()
+                             if k in ("uncorrectable", "correctable")}}
+            pages = _number_map(ras.get("pages"))
+            if pages:
+                sample.ras["pages"] = {k: int(v) for k, v in pages.items()}
+        partition = data.get("partition")
+        if isinstance(partition, dict):
+            sample.partition = {k: v[:16] for k, v in partition.items()
+                                if k in ("compute", "memory") and isinstance(v, str)} or None
         sample.unavailable = dict(data.get("unavailable") or {})
         return sample
 

@@ -20,7 +20,7 @@ def parse_speed_gts(text: str) -> float | None:
 
 def parse_width(text: str) -> int | None:
     """ "16" -> 16; None for "0", "Unknown" or garbage (x32 is the widest link the spec has)."""
-    text = text.strip()
+    text = text.replace("\x00", "").strip()  # some boards' sysfs reads come NUL-padded
     if not text.isdigit() or len(text) > 2:
         return None
     width = int(text)

@@ -520,6 +520,9 @@ class DiagnosisTab(QtWidgets.QWidget):
             runnable = finding.fix is not None and finding.fix.action is not None
             if finding.fix is None:
                 self._set_fix_state(False, "No fix: this finding is information only.")
+            elif not self._is_this_machine():
+                self._set_fix_state(True, "Shows the steps for that machine, to copy or save as a script; "
+                                          "nothing is applied here.")
             elif not runnable:
                 self._set_fix_state(False, "Manual steps only (no automatic fix): follow them above.")
             elif finding.fix.privileged:
@@ -597,9 +600,19 @@ class DiagnosisTab(QtWidgets.QWidget):
         return "".join(parts)
 
     # -- actions -------------------------------------------------------------------------------------------
+    def _is_this_machine(self) -> bool:
+        """False for a window showing a root folder, a snapshot or the demo (their fixes only get steps). Only
+        the button's words: whose machine a fix acts on is decided again by the fix handler and the fix layer."""
+        mode = getattr(self.ctx, "mode", None)
+        if mode is None:  # a bare context (tests, embedding): no window source to go by
+            return True
+        return mode == "live" and bool(getattr(getattr(self.ctx, "root", None), "is_live", False))
+
     def _request_fix(self) -> None:
         finding = self.selected_finding()
-        if finding is not None and finding.fix is not None and finding.fix.action is not None:
+        if finding is None or finding.fix is None:
+            return
+        if finding.fix.action is not None or not self._is_this_machine():
             self.fixRequested.emit(finding)
 
     def evidence_text(self) -> str:

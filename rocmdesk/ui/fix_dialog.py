@@ -23,6 +23,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.diagnosis.target import DiagnosisTarget, TargetKind, target_for_view
 from rocmdesk.fixes import client
+from rocmdesk.fixes.action_notes import notes_for, undo_command
 from rocmdesk.fixes.actions import HELPER_PATH, PKEXEC_CANDIDATES
 from rocmdesk.fixes.finding_plan import FindingPlan, plan_for_finding
 from rocmdesk.fixes.guard import NotThisMachine
@@ -153,12 +154,19 @@ class FixDialog(QtWidgets.QDialog):
             text = self.plan.text()
         else:
             text = "\n\n".join(f"[{' '.join(p.action)}]\n{p.text()}" for p in self.plans)
-        self.text.setPlainText(text)
+        self.text.setPlainText(text + "\n\n" + self._admin_notes())
         pending = [p for p in self.plans if not p.is_empty]
         self.apply_button.setEnabled(bool(pending))
         if not pending:
             self.message.setText("Nothing to do.")
         self.previewed.emit(list(self.plans))
+
+    def _admin_notes(self) -> str:
+        """On which machine, when it takes effect, what can go wrong, how to undo (issue 10, item 3)."""
+        lines = [f"On: {self.target.describe()}"]
+        for name in dict.fromkeys(a[0] for a in self.actions if a):
+            lines += notes_for(name).lines()
+        return "\n".join(lines)
 
     def _preview_failed(self, exc: PlanError) -> None:
         self._show_manual(f"The helper will not make this change: {exc}")
@@ -215,7 +223,8 @@ class FixDialog(QtWidgets.QDialog):
         self.outcome = outcome
         self._queue = []
         ids = [o.undo_id for o in self.outcomes if o.undo_id] or ([outcome.undo_id] if outcome.undo_id else [])
-        suffix = f" (undo id {', '.join(ids)})" if ids else ""
+        suffix = (f" (undo id {', '.join(ids)}; from a text console too: "
+                  + "; ".join(f"`{undo_command(i)}`" for i in ids) + ")") if ids else ""
         self.message.setText(outcome.message + suffix)
         self.apply_button.setEnabled(outcome.kind is client.OutcomeKind.DISMISSED and len(self.outcomes) <= 1)
         self.applied.emit(outcome)

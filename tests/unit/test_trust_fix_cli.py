@@ -205,3 +205,15 @@ def test_fix_is_a_subcommand():
 
     assert "fix" in _available_subcommands()
     assert Path(__file__).exists()
+
+
+def test_a_manual_only_fix_gives_steps_and_a_script_that_runs_nothing(tmp_path):
+    finding = Finding("small-bar", Severity.INFO, "Resizable BAR is off", "e",
+                      fix=Fix("enable-rebar", True, ("Enable Resizable BAR in the firmware setup.",)))
+    plan = plan_for_finding(finding, root_target(str(tmp_path)))
+    assert plan.action is None and not plan.applicable and plan.commands == []
+    assert "Enable Resizable BAR" in plan.text()
+    script = render_script(plan)
+    code = [line for line in script.splitlines() if line and not line.startswith("#")]
+    assert code == ["set -eu", "exit 0"]
+    assert subprocess.run(["/bin/sh", "-n"], input=script, text=True, timeout=10).returncode == 0

@@ -5,6 +5,7 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     display,
     driver,
     environment,
+    hardware,
     initramfs,
     permissions,
     python_torch,

@@ -23,7 +23,7 @@ from typing import Any
 
 from rocmdesk import host
 from rocmdesk.host import HostReadError, HostRoot
-from rocmdesk.telemetry import gpu_metrics, parsers, pcie, pciids
+from rocmdesk.telemetry import gpu_metrics, parsers, pcie, pciids, ras
 from rocmdesk.telemetry.backends.base import Backend
 from rocmdesk.telemetry.discovery import DRM_CLASS, DiscoveredGpu, discover, list_cards
 from rocmdesk.telemetry.fdinfo import FdinfoScanner
@@ -389,7 +389,11 @@ class SysfsBackend(Backend):
 
 
 def _read_extras(plan: _Plan, sample: GpuSample) -> None:
-    """gpu_metrics, voltage rails and the PCIe link: readings beside the per-file probes."""
+    """gpu_metrics, voltage rails, the PCIe link, RAS counters: readings beside the per-file probes."""
+    if plan.info.on_amdgpu:
+        sample.ras, sample.partition, reasons = ras.read_ras(plan.device_real)
+        for key, reason in reasons.items():
+            sample.unavailable.setdefault(key, reason)
     for rail, path in plan.voltage_rails:
         try:
             sample.voltage_mv_by_rail[rail] = float(parsers.parse_int(host.read_fd_text(path), maximum=10_000))

@@ -76,8 +76,9 @@ def test_clean_workstation_fires_nothing(tmp_path):
     report = diagnose(sc.clean_workstation(tmp_path / "r"))
     assert report.findings == []
     assert not [r for r in report.results if r.status in (Status.FAIL, Status.ERROR)]
-    # every check has its input on the clean root (initramfs image, ComfyUI venv...): none skips
-    assert [(r.id, r.reason) for r in report.results if r.status is Status.SKIP] == []
+    # every check has its input on the clean root (initramfs image, ComfyUI venv...): none skips but the
+    # hardware checks, whose inputs the real RX 7900 XTX dump lacks (no ras folder, no PCIe link files)
+    assert {r.id for r in report.results if r.status is Status.SKIP} == {"gpu-ecc-errors", "pcie-link-degraded"}
     assert {r.id for r in report.results} >= set(MY_CHECKS)
     assert report.exit_code == 0
     assert report.host["kernel"] == sc.KERNEL and report.host["distro"] == "Ubuntu 24.04.1 LTS"

@@ -153,3 +153,30 @@ def test_fast_exposition_is_what_prometheus_client_writes(mi300x_root):
     registry = CollectorRegistry(auto_describe=False)
     registry.register(Once())
     assert render_text(items) == generate_latest(registry)
+
+
+def test_throttle_ecc_link_and_gpu_metrics_readings(tmp_path):
+    import shutil
+    import subprocess
+
+    def values(body: bytes, name: str) -> list[float]:
+        return [s.value for s in parse(body).get(name, [])]
+
+    root = build_root(tmp_path / "root", instinct_specs(tmp_path / "dumps", "mi300x", count=1))
+    device = next((root / "sys/bus/pci/devices").iterdir()).resolve()
+    (device / "ras").mkdir()
+    (device / "ras/umc_err_count").write_text("ue: 2\nce: 9\n")
+    (device / "ras/gpu_vram_bad_pages").write_text("0x00000001 : 0x00001000 : R\n")
+    backend = SysfsBackend(HostRoot(root))
+    snapshot = backend.sample()
+    gpu = snapshot.gpus[0]
+    gpu.throttle = {"active": True, "reasons": ["thermal (hotspot)"]}
+    gpu.clocks_mhz = {"uclk": 1300.0, "gfxclk_xcd0": 2100.0}
+    body = render(SamplingState(snapshot=snapshot, seen={gpu.info.pci: gpu.info}), None)
+    assert values(body, "gpu_ecc_uncorrect_total") == [2] and values(body, "gpu_ecc_correct_total") == [9]
+    assert values(body, "rocmdesk_gpu_vram_bad_pages") == [0, 0, 1]  # failed, pending, retired
+    assert values(body, "rocmdesk_gpu_throttled") == [1] and values(body, "rocmdesk_gpu_throttle_reason") == [1]
+    assert sorted(values(body, "rocmdesk_gpu_clock_hertz")) == [1.3e9, 2.1e9]
+    if shutil.which("promtool"):
+        lint = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, timeout=30)
+        assert lint.returncode == 0, lint.stdout + lint.stderr

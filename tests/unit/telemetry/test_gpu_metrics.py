@@ -13,6 +13,7 @@ from rocmdesk.host import HostRoot
 from rocmdesk.telemetry import gpu_metrics
 from rocmdesk.telemetry.backends.sysfs import SysfsBackend
 from rocmdesk.telemetry.gpu_metrics import LAYOUTS, GpuMetricsError, decode
+from tests.support.gpu_metrics_tables import ctypes_struct, synthetic_table
 from tests.support.sysfs_tree import GpuSpec, build_root
 
 DUMPS = Path(__file__).resolve().parents[2] / "data" / "lact-sysfs"
@@ -73,43 +74,9 @@ def test_the_laptop_table_reports_a_throttle_reason_lact_does_not_show():
 
 # -- synthetic tables: every revision ---------------------------------------------------------------
 
-_CTYPES = {"B": ctypes.c_uint8, "H": ctypes.c_uint16, "I": ctypes.c_uint32, "Q": ctypes.c_uint64}
-
-
-def _ctypes_struct(revision):
-    """The same field list as a ctypes.Structure: the platform's C layout rules, not ours."""
-    spec, _size = gpu_metrics._TABLES[revision]
-    fields = [("structure_size", ctypes.c_uint16), ("format_revision", ctypes.c_uint8),
-              ("content_revision", ctypes.c_uint8)]
-    for n, item in enumerate(spec.split()):
-        name, kind = item.split(":")
-        if kind.startswith("bytes="):
-            fields.append((f"_skip{n}", ctypes.c_uint64 * (int(kind[6:]) // 8)))
-            continue
-        code, _, count = kind.partition("*")
-        ctype = _CTYPES[code] * int(count) if count else _CTYPES[code]
-        fields.append((name if name != "_" else f"_pad{n}", ctype))
-    return type(f"gpu_metrics_v{revision[0]}_{revision[1]}", (ctypes.LittleEndianStructure,), {"_fields_": fields})
-
-
-def _synthetic(revision, **values) -> bytes:
-    cls = _ctypes_struct(revision)
-    table = cls()
-    ctypes.memset(ctypes.addressof(table), 0xFF, ctypes.sizeof(cls))  # as the driver does first
-    table.structure_size, table.format_revision, table.content_revision = ctypes.sizeof(cls), *revision
-    for name, value in values.items():
-        if isinstance(value, list):
-            array = getattr(table, name)
-            for i, item in enumerate(value):
-                array[i] = item
-        else:
-            setattr(table, name, value)
-    return bytes(table)
-
-
 @pytest.mark.parametrize("revision", sorted(LAYOUTS))
 def test_layout_size_is_the_c_layout(revision):
-    assert LAYOUTS[revision].fmt.size == ctypes.sizeof(_ctypes_struct(revision)) == gpu_metrics._TABLES[revision][1]
+    assert LAYOUTS[revision].fmt.size == ctypes.sizeof(ctypes_struct(revision)) == gpu_metrics._TABLES[revision][1]
 
 
 @pytest.mark.parametrize("revision", [r for r in sorted(LAYOUTS) if r[0] == 1 and r[1] <= 3])
@@ -120,7 +87,7 @@ def test_dgpu_revisions(revision):
         values["temperature_hbm"] = [61, 62, 63, 64]
     if revision == (1, 3):
         values.update(voltage_gfx=900, indep_throttle_status=(1 << 0) | (1 << 36) | (1 << 47) | (1 << 60))
-    metrics = decode(_synthetic(revision, **values))
+    metrics = decode(synthetic_table(revision, **values))
     assert metrics.temperature_c["edge"] == 40 and metrics.temperature_c["junction"] == 55
     assert "temperature_c.vrgfx" in metrics.unavailable  # left all-ones: not supported, with the reason
     assert metrics.clocks_mhz["socclk"] == 1000 and metrics.fan_rpm == 1500 and metrics.power_w == 120
@@ -135,7 +102,7 @@ def test_dgpu_revisions(revision):
 
 @pytest.mark.parametrize("revision", [(1, 4), (1, 5), (1, 6), (1, 7), (1, 8)])
 def test_instinct_revisions_have_per_xcd_clocks_and_energy(revision):
-    data = _synthetic(revision, temperature_hotspot=71, temperature_mem=60, curr_socket_power=550,
+    data = synthetic_table(revision, temperature_hotspot=71, temperature_mem=60, curr_socket_power=550,
                       current_gfxclk=[2100, 2090, 0xFFFF, 2080, 2100, 2100, 2100, 2100],
                       current_uclk=1300, energy_accumulator=65536 * 1000,
                       pcie_link_width=16, pcie_link_speed=320)
@@ -160,7 +127,7 @@ def test_apu_revisions(revision):
         values["indep_throttle_status"] = 1 << 5
     if revision == (2, 4):
         values.update(average_gfx_voltage=850, average_gfx_activity=4250)
-    metrics = decode(_synthetic(revision, **values))
+    metrics = decode(synthetic_table(revision, **values))
     assert metrics.temperature_c["gfx"] == 45.5 and metrics.temperature_c["soc"] == 47.25
     assert metrics.power_w_by_rail["gfx"] == 5.0
     if revision[0] == 2:

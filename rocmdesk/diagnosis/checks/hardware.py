@@ -1,0 +1,122 @@
+"""Hardware health seen through telemetry: ECC errors and retired VRAM pages, PCIe links below their width.
+
+Both read one sample of every GPU (``ctx.gpu_samples``, the sysfs backend over the same root), so a
+snapshot or root folder is judged on its own recorded files.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.model import Evidence, Severity
+
+log = logging.getLogger(__name__)
+
+AREA = "Hardware"
+BAD_PAGE_PARAM = "/sys/module/amdgpu/parameters/bad_page_threshold"
+NEAR_THRESHOLD = 0.8
+BUSY_FOR_LINK_CHECK = 50.0  # percent: a link trains down at idle (ASPM / pp_dpm_pcie), so judge under load
+
+
+def _name(sample) -> str:
+    return f"{sample.info.name} ({sample.info.pci})"
+
+
+def _device(sample) -> str:
+    return f"/sys/bus/pci/devices/{sample.info.pci}"
+
+
+@check("gpu-ecc-errors", AREA)
+def gpu_ecc_errors(ctx):
+    samples = [s for s in ctx.gpu_samples if s.ras is not None]
+    if not samples:
+        return Skipped("no GPU here reports RAS (ECC) counters: only Instinct and some workstation GPUs have them")
+    threshold = _bad_page_threshold(ctx)
+    outcomes: list = []
+    for sample in samples:
+        ras = sample.ras
+        pages = ras.get("pages") or {}
+        retired, pending = pages.get("retired", 0), pages.get("pending", 0)
+        evidence = [Evidence(f"{block}: ue {c.get('ue', 0)}, ce {c.get('ce', 0)}",
+                             f"{_device(sample)}/ras/{block}_err_count")
+                    for block, c in sorted(ras.get("blocks", {}).items()) if c.get("ue") or c.get("ce")]
+        if retired or pending:
+            evidence.append(Evidence(f"{retired} retired, {pending} pending VRAM page(s)",
+                                     f"{_device(sample)}/ras/gpu_vram_bad_pages"))
+        near = threshold is not None and threshold > 0 and retired >= NEAR_THRESHOLD * threshold
+        if ras.get("uncorrectable", 0) > 0 or near:
+            parts = []
+            if ras.get("uncorrectable", 0):
+                parts.append(f"{ras['uncorrectable']} uncorrectable ECC error(s) since the driver loaded")
+            if near:
+                parts.append(f"{retired} retired pages of the driver's limit of {threshold} "
+                             f"(amdgpu.bad_page_threshold)")
+            outcomes.append(Failed(evidence=evidence, subject=sample.info.pci, severity=Severity.ERROR,
+                                   details=f"{_name(sample)}: " + "; ".join(parts) + "."))
+        elif retired or pending or ras.get("correctable", 0):
+            outcomes.append(Failed(
+                evidence=evidence, subject=sample.info.pci, severity=Severity.INFO,
+                title="The GPU corrected memory errors or retired VRAM pages",
+                explanation=(f"{_name(sample)} counted {ras.get('correctable', 0)} corrected ECC error(s) and has "
+                             f"{retired} retired and {pending} pending VRAM page(s). Corrected errors change no "
+                             "result; retired pages are taken out of use by the driver. Watch the counts: a "
+                             "steady rise, or any uncorrectable error, is when to act."),
+                fix_steps=("Record the counts (rocmdesk sample --json, or amd-smi metric --ecc) and compare "
+                           "them next week.",)))
+    if not outcomes:
+        return Passed(f"{len(samples)} GPU(s) report no ECC errors and no retired pages")
+    return outcomes
+
+
+def _bad_page_threshold(ctx) -> int | None:
+    """The driver's limit when the admin set one (amdgpu.bad_page_threshold > 0); None otherwise:
+    the default lets the driver choose (drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c, MODULE_PARM_DESC)."""
+    text = ctx.read(BAD_PAGE_PARAM)
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+@check("pcie-link-degraded", AREA)
+def pcie_link_degraded(ctx):
+    samples = [s for s in ctx.gpu_samples if s.pcie and s.pcie.get("width") and s.pcie.get("max_width")]
+    if not samples:
+        return Skipped("no GPU reports both its current and its maximum PCIe link (current_link_*, max_link_*)")
+    outcomes: list = []
+    for sample in samples:
+        link = sample.pcie
+        width, max_width = link["width"], link["max_width"]
+        speed, max_speed = link.get("speed_gts"), link.get("max_speed_gts")
+        narrow = width < max_width
+        slow = speed is not None and max_speed is not None and speed < max_speed
+        if not (narrow or slow):
+            continue
+        busy = sample.gpu_busy_percent
+        loaded = isinstance(busy, int | float) and busy >= BUSY_FOR_LINK_CHECK
+        now = f"x{width} at {speed:g} GT/s" if speed is not None else f"x{width}"
+        best = f"x{max_width} at {max_speed:g} GT/s" if max_speed is not None else f"x{max_width}"
+        evidence = [Evidence(f"{width}", f"{_device(sample)}/current_link_width"),
+                    Evidence(f"{max_width}", f"{_device(sample)}/max_link_width")]
+        if speed is not None:
+            evidence.append(Evidence(f"{speed:g} GT/s PCIe", f"{_device(sample)}/current_link_speed"))
+        if loaded or (narrow and width * 4 <= max_width):
+            outcomes.append(Failed(
+                evidence=evidence, subject=sample.info.pci, severity=Severity.WARNING,
+                details=(f"{_name(sample)} runs its link {now}; it can do {best}"
+                         + (f", while {busy:g} % busy." if loaded else
+                            ". A link this narrow is not a power-saving state: the card sits in a slot or riser "
+                            "with fewer lanes, or a lane failed to train."))))
+        else:
+            outcomes.append(Failed(
+                evidence=evidence, subject=sample.info.pci, severity=Severity.INFO,
+                title="The PCIe link is below its maximum while the GPU is idle",
+                explanation=(f"{_name(sample)} runs its link {now} (it can do {best}) while "
+                             f"{'idle' if busy is None else f'{busy:g} % busy'}. GPUs lower their link speed "
+                             "when idle to save power, so this may be normal: check again while a job runs."),
+                fix_steps=("Run a GPU job, then `rocmdesk diagnose` (or read current_link_speed) while it runs.",)))
+    if not outcomes:
+        return Passed(f"{len(samples)} GPU link(s) at their full width and speed")
+    return outcomes
+

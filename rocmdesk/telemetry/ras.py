@@ -1,0 +1,93 @@
+"""RAS (ECC) counters, retired VRAM pages and partition modes of Instinct GPUs, from sysfs.
+
+Formats are the kernel's (drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, its DOC comments "AMDGPU RAS
+sysfs Error Count Interface" and "AMDGPU RAS sysfs gpu_vram_bad_pages Interface"):
+``ras/<block>_err_count`` holds lines ``ue: N`` and ``ce: N`` (uncorrectable, correctable);
+``ras/gpu_vram_bad_pages`` one line per retired page, ``0x<pfn> : 0x<size> : <flag>`` with flag
+R (reserved: retired), P (pending) or F (failed to reserve). Partition modes are
+``current_compute_partition`` (SPX, DPX, QPX, CPX…) and ``current_memory_partition`` (NPS1, NPS4…)
+in the device folder (amdgpu_xcp / amdgpu_gmc on MI300). Parsers are pure; ``read_ras`` does the I/O.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from rocmdesk import host
+
+MAX_COUNT = (1 << 63) - 1
+MAX_BAD_PAGE_BYTES = 1 << 20  # ~35 bytes a line: far more pages than any threshold allows
+_COUNT = re.compile(r"^\s*(ue|ce|de)\s*:\s*(\d{1,19})\s*$")
+_PAGE = re.compile(r"^\s*0x[0-9a-fA-F]{1,16}\s*:\s*0x[0-9a-fA-F]{1,16}\s*:\s*([RPF])\s*$")
+_PARTITION = re.compile(r"^[A-Z0-9]{2,8}$")
+
+
+def parse_err_count(text: str) -> dict[str, int]:
+    """ "ue: 0\\nce: 3\\n" -> {"ue": 0, "ce": 3}; lines of another shape are ignored."""
+    out: dict[str, int] = {}
+    for line in text.splitlines()[:8]:
+        match = _COUNT.match(line)
+        if match and int(match.group(2)) <= MAX_COUNT:
+            out[match.group(1)] = int(match.group(2))
+    return out
+
+
+def parse_bad_pages(text: str) -> dict[str, int]:
+    """Retired pages by state: {"retired": R lines, "pending": P, "failed": F}."""
+    counts = {"retired": 0, "pending": 0, "failed": 0}
+    names = {"R": "retired", "P": "pending", "F": "failed"}
+    for line in text.splitlines():
+        match = _PAGE.match(line)
+        if match:
+            counts[names[match.group(1)]] += 1
+    return counts
+
+
+def parse_partition(text: str) -> str | None:
+    value = text.strip().strip("\x00")
+    return value if _PARTITION.match(value) else None
+
+
+def read_ras(device_real: str) -> tuple[dict[str, Any] | None, dict[str, str] | None, dict[str, str]]:
+    """(ras, partition, unavailable) for one device folder; (None, None, reasons) where it has neither."""
+    unavailable: dict[str, str] = {}
+    ras: dict[str, Any] | None = None
+    folder = os.path.join(device_real, "ras")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+        unavailable["ras"] = "this GPU reports no RAS (ECC) counters (no ras folder)"
+    if names:
+        blocks: dict[str, dict[str, int]] = {}
+        for name in names:
+            if name.endswith("_err_count"):
+                try:
+                    counts = parse_err_count(host.read_fd_text(os.path.join(folder, name)))
+                except OSError as exc:
+                    unavailable[f"ras.{name[:-10]}"] = str(exc.strerror or exc)
+                    continue
+                if counts:
+                    blocks[name[:-10]] = counts
+        ras = {"blocks": blocks,
+               "uncorrectable": sum(c.get("ue", 0) for c in blocks.values()),
+               "correctable": sum(c.get("ce", 0) for c in blocks.values())}
+        if "gpu_vram_bad_pages" in names:
+            try:
+                ras["pages"] = parse_bad_pages(host.read_fd_text(os.path.join(folder, "gpu_vram_bad_pages"),
+                                                                 MAX_BAD_PAGE_BYTES))
+            except OSError as exc:
+                unavailable["ras.pages"] = str(exc.strerror or exc)
+    partition: dict[str, str] | None = None
+    for key, name in (("compute", "current_compute_partition"), ("memory", "current_memory_partition")):
+        try:
+            value = parse_partition(host.read_fd_text(os.path.join(device_real, name)))
+        except OSError:
+            continue
+        if value:
+            partition = {**(partition or {}), key: value}
+    if partition is None:
+        unavailable["partition"] = "this GPU has no partition modes (current_compute_partition)"
+    return ras, partition, unavailable

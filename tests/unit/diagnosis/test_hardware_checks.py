@@ -1,0 +1,90 @@
+"""ECC errors and PCIe links, judged from one telemetry sample of the root's GPUs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rocmdesk.diagnosis.model import Severity, Status
+from tests.support.instinct import instinct_specs
+from tests.support.scenarios import only_finding, run_check
+from tests.support.sysfs_tree import GpuSpec, build_root
+
+
+def _mi300x(tmp_path: Path, count: int = 2) -> tuple[Path, list[Path]]:
+    root = build_root(tmp_path / "root", instinct_specs(tmp_path / "dumps", "mi300x", count=count))
+    devices = sorted(p.resolve() for p in (root / "sys/bus/pci/devices").iterdir())
+    for device in devices:
+        (device / "ras").mkdir()
+        (device / "ras/umc_err_count").write_text("ue: 0\nce: 0\n")
+        (device / "ras/gpu_vram_bad_pages").write_text("")
+    return root, devices
+
+
+def test_no_ras_anywhere_is_skipped(tmp_path):
+    root = build_root(tmp_path / "root", [GpuSpec("rx7900xtx", pci="0000:03:00.0", card=0)])
+    assert run_check(root, "gpu-ecc-errors").status is Status.SKIP
+
+
+def test_clean_counters_pass(tmp_path):
+    root, _ = _mi300x(tmp_path)
+    assert run_check(root, "gpu-ecc-errors").status is Status.PASS
+
+
+def test_an_uncorrectable_error_is_an_error_on_that_gpu_only(tmp_path):
+    root, devices = _mi300x(tmp_path)
+    (devices[1] / "ras/umc_err_count").write_text("ue: 3\nce: 12\n")
+    finding = only_finding(run_check(root, "gpu-ecc-errors"))
+    assert finding.severity is Severity.ERROR and finding.subject == devices[1].name
+    assert "3 uncorrectable" in finding.explanation
+    assert any(e.path.endswith("/ras/umc_err_count") and "ue 3" in e.text for e in finding.evidence)
+    assert any("amd-smi reset" in step for step in finding.fix.steps)
+
+
+def test_retired_pages_near_the_admins_limit_are_an_error(tmp_path):
+    root, devices = _mi300x(tmp_path, count=1)
+    (devices[0] / "ras/gpu_vram_bad_pages").write_text("".join(f"0x{n:08x} : 0x00001000 : R\n" for n in range(9)))
+    param = root / "sys/module/amdgpu/parameters/bad_page_threshold"
+    param.parent.mkdir(parents=True, exist_ok=True)
+    param.write_text("10\n")
+    finding = only_finding(run_check(root, "gpu-ecc-errors"))
+    assert finding.severity is Severity.ERROR and "9 retired pages of the driver's limit of 10" in finding.explanation
+
+
+def test_corrected_errors_alone_are_information(tmp_path):
+    root, devices = _mi300x(tmp_path, count=1)
+    (devices[0] / "ras/umc_err_count").write_text("ue: 0\nce: 40\n")
+    finding = only_finding(run_check(root, "gpu-ecc-errors"))
+    assert finding.severity is Severity.INFO and "40 corrected" in finding.explanation
+
+
+def _navi21(tmp_path: Path, width: str, speed: str, busy: str) -> Path:
+    root = build_root(tmp_path / "root", [GpuSpec("rx6900xt", pci="0000:03:00.0", card=0)])
+    device = next((root / "sys/bus/pci/devices").iterdir()).resolve()
+    for name, value in (("current_link_width", width), ("current_link_speed", speed), ("gpu_busy_percent", busy)):
+        (device / name).unlink()
+        (device / name).write_text(value + "\n")
+    return root
+
+
+def test_full_link_passes(tmp_path):
+    assert run_check(_navi21(tmp_path, "16", "16.0 GT/s PCIe", "90"), "pcie-link-degraded").status is Status.PASS
+
+
+def test_a_slow_link_under_load_is_a_warning(tmp_path):
+    finding = only_finding(run_check(_navi21(tmp_path, "16", "2.5 GT/s PCIe", "95"), "pcie-link-degraded"))
+    assert finding.severity is Severity.WARNING and "x16 at 2.5 GT/s" in finding.explanation
+    assert "95 % busy" in finding.explanation and any("riser" in s for s in finding.fix.steps)
+
+
+def test_a_slow_link_at_idle_is_only_a_hint(tmp_path):
+    finding = only_finding(run_check(_navi21(tmp_path, "16", "2.5 GT/s PCIe", "0"), "pcie-link-degraded"))
+    assert finding.severity is Severity.INFO and "may be normal" in finding.explanation
+
+
+def test_a_quarter_of_the_lanes_is_a_warning_even_at_idle(tmp_path):
+    finding = only_finding(run_check(_navi21(tmp_path, "4", "16.0 GT/s PCIe", "0"), "pcie-link-degraded"))
+    assert finding.severity is Severity.WARNING and "not a power-saving state" in finding.explanation
+
+
+def test_garbage_link_files_skip(tmp_path):
+    assert run_check(_navi21(tmp_path, "x", "fast", "0"), "pcie-link-degraded").status is Status.SKIP
