@@ -59,7 +59,7 @@ def bench_sysfs(tree: Path, samples: int) -> dict:
 
 def bench_decode(data: bytes, runs: int = 20000) -> dict:
     """Median per-call cost of decoding ``data``, and of only unpacking it (the floor any decoder pays)."""
-    layout = gpu_metrics.LAYOUTS[tuple(data[2:4])]
+    layout = gpu_metrics.layout((data[2], data[3]))
     out = {}
     cases = (("decode_us", lambda: gpu_metrics.decode(data)), ("unpack_only_us", lambda: layout.fmt.unpack_from(data)))
     for name, fn in cases:

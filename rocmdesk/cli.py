@@ -1,17 +1,18 @@
 """``rocmdesk``: the GUI with no subcommand, headless work with one.
 
 Each subcommand lives in ``rocmdesk/commands/<name>.py`` with ``add_arguments(parser)`` and
-``run(args) -> int``; modules are imported only when their command runs, so ``rocmdesk sample``
-never loads Qt.
+``run(args) -> int``. Only the module of the command being run is imported (its arguments are added
+to the parser then; the others are listed by name and help line), so ``rocmdesk sample`` never loads
+Qt and a one-shot command does not pay for the imports of the other six.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import logging
 import sys
+from collections.abc import Sequence
 
 from rocmdesk import __version__
 
@@ -27,16 +28,28 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _available_subcommands() -> dict[str, tuple[str, str]]:
-    """Subcommands whose module exists (features land one issue at a time)."""
-    out = {}
-    for name, (module, help_text) in SUBCOMMANDS.items():
-        if importlib.util.find_spec(module) is not None:
-            out[name] = (module, help_text)
-    return out
+# top-level options that take a value: the token after them is not a command name
+_VALUE_OPTIONS = ("--root", "--open", "--backend")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``, found without parsing (so only its module is imported)."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token == "--":
+            return None
+        elif token.startswith("-"):
+            skip = token in _VALUE_OPTIONS
+        else:
+            return token if token in SUBCOMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser (every command's arguments) without ``argv``; with it, only its command's."""
+    wanted = None if argv is None else command_in(argv)
     parser = argparse.ArgumentParser(
         prog="rocmdesk",
         description="Live AMD GPU telemetry and a diagnosis of the ROCm setup. "
@@ -46,10 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     add_gui_arguments(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, help_text) in _available_subcommands().items():
+    for name, (module, help_text) in SUBCOMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)
         sub_parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
-        importlib.import_module(module).add_arguments(sub_parser)
+        if argv is None or name == wanted:
+            importlib.import_module(module).add_arguments(sub_parser)
     return parser
 
 
@@ -62,8 +76,8 @@ def add_gui_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING - 10 * min(args.verbose, 2),
         format="%(levelname)s %(name)s: %(message)s",

@@ -30,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS,
                        help="a root folder of another machine (steps only: never applied here)")
     where.add_argument("--snapshot", metavar="BUNDLE", help="a support bundle (steps only: never applied here)")
+    where.add_argument("--demo", metavar="NAME", nargs="?", const="", default=None,
+                       help="a shipped demo machine (steps only), e.g. rx7900xtx-comfyui")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="show the exact change and write nothing (default)")
     mode.add_argument("--apply", action="store_true", help="apply it on this machine (pkexec and the helper)")
@@ -38,6 +40,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--python-env", metavar="PATH", action="append", default=[], dest="python_envs",
                         help="also check this Python environment (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the plan (and outcome) as JSON")
+
+
+DEMO_MACHINE_SUFFIX = ".machine.tar.gz"
+
+
+def demo_machine_path(name: str) -> str | None:
+    """The shipped bundle of a demo machine (resources/demo/NAME.machine.tar.gz), None when not shipped."""
+    from pathlib import Path
+
+    from rocmdesk.telemetry.backends.demo import DEFAULT_RECORDING
+
+    name = Path(name or DEFAULT_RECORDING).name  # a name, never a path
+    try:
+        from rocmdesk.telemetry.recording import machine_path  # the window's lookup, when this build has it
+    except ImportError:
+        from rocmdesk.resources import resource_path
+
+        path = resource_path("demo", name + DEMO_MACHINE_SUFFIX)
+        return str(path) if path.is_file() else None
+    found = machine_path(name)
+    return str(found) if found is not None else None
+
+
+def demo_name(path: str) -> str:
+    import os
+
+    return os.path.basename(path).removesuffix(DEMO_MACHINE_SUFFIX)
 
 
 def _fail(err: TextIO, message: str, code: int = EXIT_CANNOT_RUN) -> int:
@@ -50,6 +79,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     err = err or sys.stderr
     root_dir = getattr(args, "root", None)
     snapshot = getattr(args, "snapshot", None)
+    demo = getattr(args, "demo", None)
+    if getattr(args, "apply", False) and demo is not None:
+        return _fail(err, "--apply refused: the demo machine is not this machine; its fixes are shown as steps "
+                          "only (drop --apply)")
     if getattr(args, "apply", False) and (root_dir or snapshot):
         where = f"the root folder {root_dir}" if root_dir else f"the snapshot {snapshot}"
         return _fail(err, f"--apply refused: {where} is another machine; a fix runs only on the machine it acts "
@@ -61,6 +94,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     if not specs:
         return _fail(err, f"no check is called {check_id!r} (see `rocmdesk diagnose` for the ids)")
     opened = None
+    if demo is not None:
+        snapshot = demo_machine_path(demo)
+        if snapshot is None:
+            return _fail(err, f"no demo machine {demo or 'mi300x-node (the default)'!r} is shipped with this build")
     try:
         if snapshot:
             from rocmdesk.diagnosis.target import target_for_bundle
@@ -71,6 +108,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             except BundleError as exc:
                 return _fail(err, f"cannot open the snapshot: {exc}")
             root, target = opened.root, target_for_bundle(opened)
+            if demo is not None:
+                from rocmdesk.diagnosis.target import demo_target
+
+                target = demo_target(opened.root, demo_name(snapshot), opened.created)
             envs = list(args.python_envs or opened.python_envs)
         else:
             import os
@@ -154,7 +195,20 @@ def _live_preview(plan: Any, err: TextIO) -> tuple[list, list, str] | int | None
     return list(helper_plan.raw), list(helper_plan.undo), "the helper's --preview on this machine"
 
 
+_CONTROL = {c: "?" for c in (*range(0, 9), *range(11, 32), 0x7F, *range(0x80, 0xA0))}
+
+
+def _printable(text: str) -> str:
+    """Text from another machine's files (paths, diffs) without terminal control characters (an ESC in a file
+    name must not recolour or rewrite the admin's terminal); newlines and tabs stay."""
+    return text.translate(_CONTROL)
+
+
 def _text(plan: Any, data: dict, applying: bool = False) -> str:
+    return _printable(_plain(plan, data, applying))
+
+
+def _plain(plan: Any, data: dict, applying: bool = False) -> str:
     lines = [plan.text(), ""]
     if data.get("undo_plan"):
         lines.append("The window's Undo (and `rocmdesk fix` after an apply) would:")

@@ -122,6 +122,7 @@ class KfdNode:
     location_id: int | None
     render_minor: int | None
     path: str
+    unique_id: int | None = None  # the ROCr agent UUID is "GPU-" + this in hex; 0 or None: the driver exposes none
 
     @property
     def pci_address(self) -> str | None:
@@ -140,6 +141,7 @@ class GpuFact:
     driver: str | None
     gfx: GfxVersion | None
     kfd_node: int | None
+    unique_id: int | None = None  # KFD unique_id (see KfdNode)
 
     @property
     def label(self) -> str:
@@ -773,6 +775,7 @@ class HostFacts:
                 location_id=parse_int(props.get("location_id")),
                 render_minor=parse_int(props.get("drm_render_minor")),
                 path=f"{base}/{name}/properties",
+                unique_id=parse_int(props.get("unique_id")),
             ))
         return sorted(out, key=lambda n: n.node_id)
 
@@ -790,12 +793,12 @@ class HostFacts:
         for dev in self.amd_display_devices:
             node = nodes_by_pci.get(dev.address)
             out.append(GpuFact(dev.address, dev.device, dev.driver, node.gfx if node else None,
-                               node.node_id if node else None))
+                               node.node_id if node else None, node.unique_id if node else None))
             seen.add(dev.address)
         for node in self.kfd_gpu_nodes:
             if node.pci_address not in seen and (node.vendor_id in (None, AMD_VENDOR)):
                 out.append(GpuFact(node.pci_address or f"KFD node {node.node_id}", None, "amdgpu", node.gfx,
-                                   node.node_id))
+                                   node.node_id, node.unique_id))
         return out
 
     # -- amdgpu module ---------------------------------------------------------------------------------

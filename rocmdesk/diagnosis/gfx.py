@@ -10,34 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Targets on ROCm's Linux support list (facts 4b/4e, [S1][S2]). gfx1101 and RDNA4 were added by
-# later releases; the list is a floor, not a per-release table.
-SUPPORTED_TARGETS: frozenset[str] = frozenset(
-    {"gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201"}
-)
+from rocmdesk.diagnosis import rocm_support
 
-# Unsupported targets with a known same-family override (facts 4b: "RDNA2 non-gfx1030 parts ->
-# 10.3.0; RDNA3 non-gfx1100 parts (gfx1102, gfx1103) -> 11.0.0" [S38][S39]; gfx1034 -> 10.3.0 is
-# Ollama's documented example [S38]).
-KNOWN_OVERRIDES: dict[str, str] = {
-    "gfx1031": "10.3.0", "gfx1032": "10.3.0", "gfx1033": "10.3.0", "gfx1034": "10.3.0",
-    "gfx1035": "10.3.0", "gfx1036": "10.3.0",
-    "gfx1102": "11.0.0", "gfx1103": "11.0.0",
-}
-
-# Products for the words we show (facts 4b).
-PRODUCTS: dict[str, str] = {
-    "gfx942": "Instinct MI300X / MI300A / MI325X",
-    "gfx90a": "Instinct MI250X / MI250 / MI210",
-    "gfx908": "Instinct MI100",
-    "gfx1100": "Radeon RX 7900 XTX / XT / GRE, PRO W7900 / W7800",
-    "gfx1101": "Radeon RX 7800 XT / 7700 XT",
-    "gfx1102": "Radeon RX 7600",
-    "gfx1103": "Radeon 780M (iGPU)",
-    "gfx1030": "Radeon RX 6800 / 6800 XT / 6900 XT / 6950 XT, PRO W6800, PRO V620",
-    "gfx1031": "Radeon RX 6700 XT / 6750 XT / 6700",
-    "gfx1032": "Radeon RX 6600 / 6600 XT, PRO W6600",
-}
+# Official support and same-family overrides come from the one support table (rocmdesk.diagnosis.rocm_support);
+# these names stay for the checks that import them.
+SUPPORTED_TARGETS: frozenset[str] = rocm_support.supported_targets()
+KNOWN_OVERRIDES: dict[str, str] = {r.target: r.override for r in rocm_support.TABLE
+                                   if r.override and not r.supported_in(None)}
+PRODUCTS: dict[str, str] = {r.target: r.products for r in rocm_support.TABLE}
 
 MAX_MAJOR = 63
 MAX_MINOR = 255
@@ -122,10 +102,13 @@ def parse_override(value: str) -> tuple[GfxVersion | None, str | None]:
     return GfxVersion(major, minor, step), None
 
 
-def suggested_override(target: str) -> str | None:
-    """The same-family override people use for an unsupported target, or None."""
-    return KNOWN_OVERRIDES.get(target)
+def suggested_override(target: str, release: str | None = None) -> str | None:
+    """The same-family override people use for a target ``release`` does not support, or None."""
+    if rocm_support.is_supported(target, release):
+        return None
+    return rocm_support.same_family_override(target)
 
 
-def is_supported(target: str) -> bool:
-    return target in SUPPORTED_TARGETS
+def is_supported(target: str, release: str | None = None) -> bool:
+    """On ROCm's Linux support list of ``release`` (None: the newest release the table knows)."""
+    return rocm_support.is_supported(target, release)

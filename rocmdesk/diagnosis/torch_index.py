@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import re
 
+from rocmdesk.diagnosis import rocm_support
+
 BASE_URL = "https://download.pytorch.org/whl/"
 
 # Stable ROCm indexes on download.pytorch.org that rocmdesk may install from (sources above); oldest first.
@@ -57,22 +59,58 @@ OLDER_INDEXES: tuple[str, ...] = ("rocm4.0.1", "rocm4.1", "rocm4.2", "rocm5.1.1"
 # the one-click fix installs (rocm7.14 has torch 2.14 only, and torchaudio stopped at 2.11).
 DEFAULT_INDEX = "rocm7.2"
 
-# gfx target -> oldest index whose wheels are known to carry code for it (targets not listed: any index).
-MIN_INDEX_FOR_GFX = {
-    "gfx1101": "rocm6.2.4",
-    "gfx1102": "rocm6.2.4",
-    "gfx1200": "rocm6.4",
-    "gfx1201": "rocm6.4",
-    "gfx950": "rocm7.0",
-    "gfx1150": "rocm7.1",
-    "gfx1151": "rocm7.1",
-    "gfx1103": "rocm7.14",
+# gfx target -> oldest / newest index whose wheels carry code for it: the per-target rows of the one support table
+# (rocmdesk.diagnosis.rocm_support, sources above); targets not listed: any index.
+MIN_INDEX_FOR_GFX: dict[str, str] = rocm_support.torch_min_index()
+MAX_INDEX_FOR_GFX: dict[str, str] = rocm_support.torch_max_index()
+# Targets no index rocmdesk installs from has code for (gfx803, RDNA1, gfx90c): a reinstall cannot help them.
+NO_WHEELS_FOR_GFX: frozenset[str] = rocm_support.targets_without_wheels()
+
+# CPython versions each index has torch wheels for: the union over the torch releases it carries (index -> releases
+# above) of the "Python" column of pytorch/pytorch RELEASE.md's Release Compatibility Matrix (2.3: >=3.8, <=3.11,
+# 3.12 experimental; 2.4: 3.8-3.12; 2.5: 3.9-3.12, 3.13 experimental; 2.6-2.8: 3.9-3.13; 2.9-2.12: 3.10-3.14;
+# 2.13, 2.14: 3.10-3.15). Experimental minor versions had wheels; free-threaded (3.13t...) builds are not counted.
+PYTHON_FOR_INDEX: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
+    "rocm6.0": ((3, 8), (3, 12)),  # torch 2.3, 2.4
+    "rocm6.1": ((3, 8), (3, 13)),  # 2.4, 2.5, 2.6
+    "rocm6.2": ((3, 9), (3, 13)),  # 2.5
+    "rocm6.2.4": ((3, 9), (3, 13)),  # 2.6, 2.7.1
+    "rocm6.3": ((3, 9), (3, 13)),  # 2.7
+    "rocm6.4": ((3, 9), (3, 14)),  # 2.8, 2.9
+    "rocm7.0": ((3, 10), (3, 14)),  # 2.10
+    "rocm7.1": ((3, 10), (3, 14)),  # 2.10
+    "rocm7.2": ((3, 10), (3, 15)),  # 2.11, 2.12, 2.13
+    "rocm7.14": ((3, 10), (3, 15)),  # 2.14
 }
-# gfx target -> newest index whose wheels still carry code for it (targets not listed: no ceiling).
-MAX_INDEX_FOR_GFX = {
-    "gfx900": "rocm6.3",
-    "gfx906": "rocm6.3",
-}
+
+
+def parse_python_version(text: str | None) -> tuple[int, int] | None:
+    """(3, 11) for "3.11", "3.11.9" or "python3.11"; None otherwise."""
+    match = re.search(r"(\d+)\.(\d+)", text or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def python_ok(index: str, python: tuple[int, int] | None) -> bool:
+    """Whether ``index`` has torch wheels for this CPython (an unknown Python, or index, is not ruled out)."""
+    if python is None or index not in PYTHON_FOR_INDEX:
+        return True
+    low, high = PYTHON_FOR_INDEX[index]
+    return low <= python <= high
+
+
+def python_range_text(index: str) -> str:
+    low, high = PYTHON_FOR_INDEX[index]
+    return f"Python {low[0]}.{low[1]} to {high[0]}.{high[1]}"
+
+
+class NoWheelForPython(ValueError):
+    """No index that carries the GPUs' code has a torch wheel for the environment's Python: pip can only fail."""
+
+    def __init__(self, python: tuple[int, int], index: str, candidates) -> None:
+        self.python, self.index, self.candidates = python, index, tuple(candidates)
+        need = python_range_text(index)
+        super().__init__(f"no PyTorch ROCm index rocmdesk installs from has a torch wheel for Python "
+                         f"{python[0]}.{python[1]} and this machine's GPUs; {index} needs {need}")
 
 
 # torchaudio's last release (2.11.0) is on rocm7.2; newer indexes have no torchaudio wheel (sources above).
@@ -124,21 +162,35 @@ def _previous_index(previous_rocm: str | None) -> tuple[str | None, str | None]:
 
 
 def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, ...] = (),
-                 minimum: tuple[str, str] | None = None) -> tuple[str, str]:
+                 minimum: tuple[str, str] | None = None, python: tuple[int, int] | None = None) -> tuple[str, str]:
     """(index name, why): keep the ROCm release the env had when that index exists and carries the GPUs'
     targets; otherwise the default index, raised to the GPUs' floor or lowered to their ceiling.
 
     ``minimum`` is (oldest index, what only it and newer ones have), e.g. a torch release with a fix: the choice
     is raised to it, never above the GPUs' ceiling. Raises NoSuitableIndex when the GPUs (or the GPUs and
-    ``minimum``) need ranges that do not overlap."""
+    ``minimum``) need ranges that do not overlap. ``python`` is the environment's CPython: an index without a torch
+    wheel for it is never chosen (pip would fail), and NoWheelForPython says so when no allowed index has one."""
     index, why = _choose(previous_rocm, gfx_targets)
-    if minimum is None or _key(index) >= _key(minimum[0]):
+    if minimum is not None and _key(index) < _key(minimum[0]):
+        need, what = minimum
+        _floor, ceiling, _new, old = _bounds(gfx_targets)
+        if ceiling is not None and _key(need) > _key(ceiling):
+            raise NoSuitableIndex(old, ceiling, [what], need)
+        index, why = need, f"{index} has no {what}; {need} is the first index that does"
+    if python_ok(index, python):
         return index, why
-    need, what = minimum
-    _floor, ceiling, _new, old = _bounds(gfx_targets)
-    if ceiling is not None and _key(need) > _key(ceiling):
-        raise NoSuitableIndex(old, ceiling, [what], need)
-    return need, f"{index} has no {what}; {need} is the first index that does"
+    assert python is not None
+    floor, ceiling, _new, _old = _bounds(gfx_targets)
+    low = max((k for k in (floor, minimum[0] if minimum else None) if k), key=_key, default=None)
+    allowed = [i for i in KNOWN_INDEXES if (low is None or _key(i) >= _key(low))
+               and (ceiling is None or _key(i) <= _key(ceiling)) and python_ok(i, python)]
+    if not allowed:
+        raise NoWheelForPython(python, index, [i for i in KNOWN_INDEXES if python_ok(i, python)])
+    # the allowed index nearest to the one chosen: the newest below it, else the oldest above it
+    below = [i for i in allowed if _key(i) < _key(index)]
+    other = below[-1] if below else allowed[0]
+    return other, (f"{index} has no torch wheel for Python {python[0]}.{python[1]} ({python_range_text(index)}); "
+                   f"{other} is the nearest index that has one")
 
 
 def _choose(previous_rocm: str | None, gfx_targets) -> tuple[str, str]:

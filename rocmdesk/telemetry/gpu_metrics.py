@@ -174,7 +174,17 @@ def _build(spec: str, expected_size: int) -> Layout:
     return layout
 
 
-LAYOUTS: dict[tuple[int, int], Layout] = {rev: _build(spec, size) for rev, (spec, size) in _TABLES.items()}
+_LAYOUTS: dict[tuple[int, int], Layout] = {}
+REVISIONS: tuple[tuple[int, int], ...] = tuple(_TABLES)
+
+
+def layout(revision: tuple[int, int]) -> Layout | None:
+    """The layout of one revision, built the first time it is needed (a process samples one or two)."""
+    found = _LAYOUTS.get(revision)
+    if found is None and revision in _TABLES:
+        spec, size = _TABLES[revision]
+        found = _LAYOUTS[revision] = _build(spec, size)
+    return found
 
 
 @dataclass(slots=True)
@@ -209,15 +219,15 @@ def decode(data: bytes) -> GpuMetrics:
         raise GpuMetricsError(f"{len(data)} bytes, shorter than the 4-byte header")
     size, fmt_rev, content_rev = HEADER.unpack_from(data)
     revision = f"{fmt_rev}.{content_rev}"
-    layout = LAYOUTS.get((fmt_rev, content_rev))
-    if layout is None:
+    table = layout((fmt_rev, content_rev))
+    if table is None:
         raise GpuMetricsError(f"revision {revision} is not one this version of rocmdesk knows")
-    if size != layout.fmt.size:
-        raise GpuMetricsError(f"revision {revision} says {size} bytes; that revision is {layout.fmt.size}")
+    if size != table.fmt.size:
+        raise GpuMetricsError(f"revision {revision} says {size} bytes; that revision is {table.fmt.size}")
     if len(data) < size:
         raise GpuMetricsError(f"revision {revision} needs {size} bytes, the file has {len(data)}")
-    raw = layout.fmt.unpack_from(data)
-    values = {name: raw[index] for index, name, none in layout.used if raw[index] != none}
+    raw = table.fmt.unpack_from(data)
+    values = {name: raw[index] for index, name, none in table.used if raw[index] != none}
     out = GpuMetrics(revision=revision)
     if fmt_rev == 1:
         _format1(values, out, content_rev)
@@ -243,7 +253,7 @@ def _temperature(values: dict[str, int], name: str, key: str, scale: float, out:
 
 
 def _format1(values: dict[str, int], out: GpuMetrics, content: int) -> None:
-    for key, name in _FORMAT1_TEMPERATURES[content]:
+    for key, name in _format1_temperatures(content):
         _temperature(values, name, key, 1.0, out)
     for key, name in _HBM_TEMPERATURES:  # only Instinct boards have HBM: no N/A for the others
         if values.get(name):
@@ -350,8 +360,14 @@ _MI300_CLOCK_NAMES = (*((f"{key}_{n}" if n else key, f"current_{key}{n}")
 _CORE_TEMPERATURES = tuple((f"core{n}", f"temperature_core{n}") for n in range(16))
 _APU_VOLTAGES = tuple((rail, f"average_{rail}_voltage") for rail in ("cpu", "soc", "gfx"))
 _DGPU_VOLTAGES = (("gfx", "voltage_gfx"), ("soc", "voltage_soc"), ("mem", "voltage_mem"))
-# content revision -> the temperature fields its layout has (1.4+ dropped edge, vrgfx and vrmem)
-_FORMAT1_TEMPERATURES = {
-    content: tuple((key, name) for key, name in _ALL_FORMAT1_TEMPERATURES if name in LAYOUTS[(1, content)].names)
-    for fmt, content in LAYOUTS if fmt == 1
-}
+_FORMAT1_TEMPERATURES: dict[int, tuple[tuple[str, str], ...]] = {}
+
+
+def _format1_temperatures(content: int) -> tuple[tuple[str, str], ...]:
+    """The temperature fields a format-1 revision has (1.4+ dropped edge, vrgfx and vrmem)."""
+    found = _FORMAT1_TEMPERATURES.get(content)
+    if found is None:
+        table = layout((1, content))
+        names = table.names if table is not None else ()
+        found = _FORMAT1_TEMPERATURES[content] = tuple((k, n) for k, n in _ALL_FORMAT1_TEMPERATURES if n in names)
+    return found

@@ -343,12 +343,15 @@ _ROCM_SMI_SCALARS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
 
 
 def _rocm_smi_scalars(gpu: ToolGpu, fields: Mapping[str, Any]) -> None:
+    # Releases differ in case only ("Fan speed (%)" / "Fan Speed (%)", "vram Total Memory (B)" /
+    # "VRAM Total Memory (B)"): keys are matched without case.
+    folded = {str(key).lower(): value for key, value in fields.items()}
     for metric, candidates in _ROCM_SMI_SCALARS:
         reason = None
         for key, convert in candidates:
-            if key not in fields:
+            if key.lower() not in folded:
                 continue
-            raw = fields[key]
+            raw = folded[key.lower()]
             value = convert(raw)
             if value is not None and not (isinstance(value, int | float) and value < 0):
                 gpu.metrics[metric] = value

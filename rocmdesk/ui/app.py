@@ -83,6 +83,18 @@ class Session:
             self.source.bundle.close()
 
 
+def _target_of(source: Source) -> Any:
+    """The diagnosis target of what the window shows; a bundle's with its capture time and host name."""
+    from rocmdesk.diagnosis.target import demo_target, target_for_bundle, target_for_view
+
+    if source.mode == "snapshot" and source.bundle is not None:
+        return target_for_bundle(source.bundle)
+    if source.mode == "demo" and source.bundle is not None:  # a shipped demo machine
+        name = os.path.basename(str(getattr(source.bundle, "path", ""))).removesuffix(".machine.tar.gz")
+        return demo_target(source.bundle.root, name, getattr(source.bundle, "created", None))
+    return target_for_view(source.root, source.mode, source.bundle_path)
+
+
 def open_session(source: Source, settings: Settings, *, sampler_factory: SamplerFactory = default_sampler_factory,
                  history: Any = None, hotplug: bool = True, start: bool = True,
                  switch_source: Callable[[str, str], None] | None = None) -> Session:
@@ -96,6 +108,7 @@ def open_session(source: Source, settings: Settings, *, sampler_factory: Sampler
     ctx = AppContext(root=source.root, runner=source.runner, mode=source.mode, mode_reason=source.reason,
                      backend_name=source.backend_name, settings=settings, feed=feed,
                      bundle_path=source.bundle_path)
+    ctx.extras["target"] = _target_of(source)  # whose machine: fixes run only for the live one (issue 10)
     window = MainWindow(ctx, switch_source=switch_source)
     for warning in source.warnings:
         window.statusBar().showMessage(warning, 10000)

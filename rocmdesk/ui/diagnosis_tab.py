@@ -272,11 +272,14 @@ class DiagnosisTab(QtWidgets.QWidget):
         fn = self._diagnose()
         root, runner, envs = self.ctx.root, self.ctx.runner, self._python_envs()
         bridge = self._bridge
+        # whose machine the report is of (the window's source): only the engine's own diagnose takes it
+        target = (getattr(self.ctx, "extras", None) or {}).get("target") if self._diagnose_fn is None else None
+        extra = {"target": target} if target is not None else {}
 
         def work() -> None:
             try:
                 report = fn(root, runner=runner, python_envs=envs,
-                            progress=lambda r, i, n: bridge.progress.emit(r, i, n))
+                            progress=lambda r, i, n: bridge.progress.emit(r, i, n), **extra)
             except Exception as exc:  # the engine catches check errors; this is a broken run
                 log.exception("diagnosis failed")
                 bridge.failed.emit(f"{type(exc).__name__}: {exc}", generation)

@@ -169,6 +169,10 @@ def test_the_real_window_of_a_root_folder_or_bundle_offers_steps_only(qtbot, mon
         dialog = shown[0]
         qtbot.addWidget(dialog)
         assert dialog.plan.target.kind.value == ("root" if kind == "root folder" else "snapshot")
+        assert diagnosis.report.target == dialog.plan.target  # the tab's report knows whose machine it is
+        if kind == "bundle":
+            assert dialog.plan.target.machine.captured == source.bundle.created
+            assert "captured " in dialog.heading.text()
         assert "mv -- /etc/X11/xorg.conf /etc/X11/xorg.conf.rocmdesk-disabled" in dialog.text.toPlainText()
         assert "Apply" not in [b.text() for b in dialog.buttons.buttons()]
     finally:

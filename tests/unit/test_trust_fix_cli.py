@@ -201,9 +201,10 @@ def test_no_agent_message_names_the_terminal_way(tmp_path):
 
 
 def test_fix_is_a_subcommand():
-    from rocmdesk.cli import _available_subcommands
+    from rocmdesk.cli import SUBCOMMANDS, build_parser
 
-    assert "fix" in _available_subcommands()
+    assert "fix" in SUBCOMMANDS
+    assert build_parser(["fix", "x"]).parse_args(["fix", "some-finding"]).command == "fix"
     assert Path(__file__).exists()
 
 
@@ -217,3 +218,41 @@ def test_a_manual_only_fix_gives_steps_and_a_script_that_runs_nothing(tmp_path):
     code = [line for line in script.splitlines() if line and not line.startswith("#")]
     assert code == ["set -eu", "exit 0"]
     assert subprocess.run(["/bin/sh", "-n"], input=script, text=True, timeout=10).returncode == 0
+
+
+def test_terminal_control_characters_from_another_machine_are_not_printed(tmp_path, capsys):
+    root = sc.clean_workstation(tmp_path / "root")
+    evil = "/etc/X11/xorg.conf.d/\x1b]0;owned\x07\x1b[2J.conf"
+    sc.xorg_conf(root, evil, "nvidia")
+    code, out, _err = run_cli(capsys, "xorg-driver-conflict", "--root", str(root), "--subject", evil)
+    assert code == 0 and "rocmdesk-disabled" in out
+    assert "\x1b" not in out and "\x07" not in out
+
+
+def test_demo_machine_steps_only(shared, tmp_path, capsys, monkeypatch):
+    """``--demo NAME`` opens the shipped demo machine (a bundle in resources/demo) as the demo: steps only."""
+    from rocmdesk.resources import resources_dir
+
+    _root, bundle = shared
+    resources = tmp_path / "resources"
+    (resources / "demo").mkdir(parents=True)
+    for name in os.listdir(resources_dir()):
+        if name != "demo":
+            os.symlink(resources_dir() / name, resources / name)
+    for name in os.listdir(resources_dir() / "demo"):
+        os.symlink(resources_dir() / "demo" / name, resources / "demo" / name)
+    target = resources / "demo" / "test-box.machine.tar.gz"
+    if target.is_symlink():
+        target.unlink()
+    os.symlink(bundle, target)
+    monkeypatch.setenv("ROCMDESK_RESOURCES", str(resources))
+    code, out, err = run_cli(capsys, "xorg-driver-conflict", "--demo", "test-box", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["target"]["kind"] == "demo" and data["target"]["source"] == "test-box"
+    assert data["applicable"] is False and data["changes"][0]["kind"] == "rename"
+    with no_process(monkeypatch) as attempts:
+        code, out, err = run_cli(capsys, "xorg-driver-conflict", "--demo", "test-box", "--apply")
+    assert code == 2 and out == "" and "demo machine is not this machine" in err and attempts == []
+    assert run_cli(capsys, "xorg-driver-conflict", "--demo", "no-such-demo")[0] == 2
+    assert run_cli(capsys, "xorg-driver-conflict", "--demo", "../../etc/passwd")[0] == 2

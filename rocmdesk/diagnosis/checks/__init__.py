@@ -3,10 +3,14 @@
 from rocmdesk.diagnosis.checks import (  # noqa: F401
     container,
     display,
+    dkms,
     driver,
     environment,
+    gpu_support,
     hardware,
     initramfs,
+    launchers,
     permissions,
     python_torch,
+    wsl,
 )

@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rocmdesk.host import CommandRunner, HostRoot, runner_for
-from rocmdesk.telemetry.backends.base import Backend, BackendError
-from rocmdesk.telemetry.backends.tool import DEFAULT_TIMEOUT_S
+from rocmdesk.telemetry.backends.base import TOOL_TIMEOUT_S, Backend, BackendError
 from rocmdesk.telemetry.model import SCALAR_METRICS, GpuInfo, GpuSample, ProcessUse, Snapshot
 
 log = logging.getLogger(__name__)
@@ -181,7 +180,7 @@ class AutoBackend(Backend):
     def __init__(self, root: HostRoot, runner: CommandRunner | None = None,
                  extra: Sequence[BackendSource] | None = None, *, primary: Backend | None = None,
                  detect_tools: bool = True, interval_s: float = DEFAULT_INTERVAL_S,
-                 max_age_s: float = DEFAULT_MAX_AGE_S, tool_timeout_s: float = DEFAULT_TIMEOUT_S,
+                 max_age_s: float = DEFAULT_MAX_AGE_S, tool_timeout_s: float = TOOL_TIMEOUT_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.root = root
         self.runner = runner if runner is not None else runner_for(root)
@@ -209,19 +208,19 @@ class AutoBackend(Backend):
         return None
 
     def _detect_tools(self) -> list[tuple[str, BackendSource]]:
-        """The fill tools present here, cheapest first. Nothing is run yet."""
-        from rocmdesk.telemetry.backends.amd_smi import AmdSmiBackend
-        from rocmdesk.telemetry.backends.rocm_smi import RocmSmiBackend
-
+        """The fill tools present here, cheapest first. Nothing is run yet, and a tool's backend module
+        (with its output parsers) is imported only when the tool is installed."""
         found: list[tuple[str, BackendSource]] = []
         if self.root.is_live and importlib.util.find_spec("amdsmi") is not None:
             from rocmdesk.telemetry.backends.amdsmi_lib import AmdsmiLibBackend
 
             found.append(("amdsmi", lambda: AmdsmiLibBackend(self.root)))
-        for cls in (AmdSmiBackend, RocmSmiBackend):
-            path = self.runner.which(cls.tool)
+        for tool, module, name in (("amd-smi", "rocmdesk.telemetry.backends.amd_smi", "AmdSmiBackend"),
+                                   ("rocm-smi", "rocmdesk.telemetry.backends.rocm_smi", "RocmSmiBackend")):
+            path = self.runner.which(tool)
             if path:
-                found.append((cls.tool, cls(self.root, self.runner, self.tool_timeout_s, path)))
+                cls = getattr(importlib.import_module(module), name)
+                found.append((tool, cls(self.root, self.runner, self.tool_timeout_s, path)))
         return found
 
     def _start(self) -> None:

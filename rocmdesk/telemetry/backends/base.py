@@ -6,6 +6,8 @@ import abc
 
 from rocmdesk.telemetry.model import GpuInfo, ProcessUse, Snapshot
 
+TOOL_TIMEOUT_S = 8.0  # one rocm-smi / amd-smi call; a hung tool is abandoned after this
+
 
 class BackendError(Exception):
     """The whole backend cannot work (tool missing, driver not loaded); the reason is in words."""

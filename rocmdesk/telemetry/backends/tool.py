@@ -13,13 +13,13 @@ import time
 from collections.abc import Sequence
 
 from rocmdesk.host import CommandResult, CommandRunner, HostRoot, runner_for
-from rocmdesk.telemetry.backends.base import Backend, BackendError
+from rocmdesk.telemetry.backends.base import TOOL_TIMEOUT_S, Backend, BackendError
 from rocmdesk.telemetry.model import GpuInfo, Snapshot
 from rocmdesk.telemetry.smi_parsers import ToolGpu, ToolOutputError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT_S = 8.0
+DEFAULT_TIMEOUT_S = TOOL_TIMEOUT_S
 
 
 class ToolBackend(Backend):

@@ -94,7 +94,7 @@ def test_recorded_module_is_read_and_damaged_records_are_ignored(tmp_path):
 
 def test_modules_dep_keeps_the_gpu_lines_at_their_numbers():
     from rocmdesk.report.filters import reduced
-    from rocmdesk.report.scrub import modules_dep_relevant
+    from rocmdesk.report.reduce import modules_dep_relevant
 
     text = ("kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n"
             f"{IN_TREE}/amdgpu.ko.zst: kernel/drivers/gpu/drm/drm_exec.ko.zst\n"

@@ -12,7 +12,7 @@ import pytest
 from rocmdesk.host import HostRoot
 from rocmdesk.telemetry import gpu_metrics
 from rocmdesk.telemetry.backends.sysfs import SysfsBackend
-from rocmdesk.telemetry.gpu_metrics import LAYOUTS, GpuMetricsError, decode
+from rocmdesk.telemetry.gpu_metrics import REVISIONS, GpuMetricsError, decode, layout
 from tests.support.gpu_metrics_tables import ctypes_struct, synthetic_table
 from tests.support.sysfs_tree import GpuSpec, build_root
 
@@ -74,12 +74,12 @@ def test_the_laptop_table_reports_a_throttle_reason_lact_does_not_show():
 
 # -- synthetic tables: every revision ---------------------------------------------------------------
 
-@pytest.mark.parametrize("revision", sorted(LAYOUTS))
+@pytest.mark.parametrize("revision", sorted(REVISIONS))
 def test_layout_size_is_the_c_layout(revision):
-    assert LAYOUTS[revision].fmt.size == ctypes.sizeof(ctypes_struct(revision)) == gpu_metrics._TABLES[revision][1]
+    assert layout(revision).fmt.size == ctypes.sizeof(ctypes_struct(revision)) == gpu_metrics._TABLES[revision][1]
 
 
-@pytest.mark.parametrize("revision", [r for r in sorted(LAYOUTS) if r[0] == 1 and r[1] <= 3])
+@pytest.mark.parametrize("revision", [r for r in sorted(REVISIONS) if r[0] == 1 and r[1] <= 3])
 def test_dgpu_revisions(revision):
     values = {"temperature_edge": 40, "temperature_hotspot": 55, "current_socclk": 1000, "current_fan_speed": 1500,
               "average_socket_power": 120, "throttle_status": 0}

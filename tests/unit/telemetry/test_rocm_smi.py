@@ -364,3 +364,14 @@ def test_real_rocm_smi_output_parses_through_the_backend(tmp_path):
 def test_text_after_the_json_is_ignored():
     (gpu,) = parse_rocm_smi(read("F1-rocm-smi-rx7900xtx.json") + "WARNING: 1 GPU is in a low-power state\n")
     assert gpu.metrics["power_w"] == 19.0
+
+
+def test_key_spellings_of_other_releases():
+    """The same readings under the case other rocm-smi releases print them in."""
+    text = json.dumps({"card0": {"PCI Bus": "0000:03:00.0", "Fan Speed (%)": "41.2", "Fan RPM": "1650",
+                                 "vram Total Memory (B)": "17163091968", "vram Total Used Memory (B)": "5242880",
+                                 "GPU Use (%)": "12"}})
+    (gpu,) = parse_rocm_smi(text)
+    assert gpu.metrics["fan_percent"] == 41.2 and gpu.metrics["fan_rpm"] == 1650
+    assert (gpu.metrics["vram_total_bytes"], gpu.metrics["vram_used_bytes"]) == (17163091968, 5242880)
+    assert gpu.metrics["gpu_busy_percent"] == 12.0

@@ -1,0 +1,114 @@
+"""Is each GPU one ROCm supports? Answered from the one support table (rocmdesk.diagnosis.rocm_support).
+
+A GPU whose gfx target is not on the list of the installed ROCm release gets an honest finding: what does work on
+that card (ROCm release that added it, a same-family override, an older ROCm, a community build, or nothing). Targets
+with a known same-family override are left to hsa-override-suggested / hsa-override-mismatch, so each GPU is spoken
+of once.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rocmdesk.diagnosis import rocm_support
+from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.facts import GpuFact, HostFacts
+from rocmdesk.diagnosis.gpu_select import visible_devices_value
+from rocmdesk.diagnosis.model import Evidence, Severity
+
+log = logging.getLogger(__name__)
+
+AREA = "Environment"
+
+
+def gpu_evidence(gpu: GpuFact) -> Evidence:
+    assert gpu.gfx is not None
+    packed = gpu.gfx.major * 10000 + gpu.gfx.minor * 100 + gpu.gfx.step
+    if gpu.kfd_node is not None:
+        return Evidence(f"gfx_target_version {packed} ({gpu.gfx.target})",
+                        f"/sys/class/kfd/kfd/topology/nodes/{gpu.kfd_node}/properties")
+    return Evidence(f"{gpu.pci} is {gpu.gfx.target}")
+
+
+def describe(gpu: GpuFact) -> str:
+    target = gpu.gfx.target if gpu.gfx else "?"
+    product = rocm_support.products(target)
+    return f"{gpu.pci} ({target}{', ' + product if product else ''})"
+
+
+def installed_rocm(facts: HostFacts) -> tuple[str | None, str | None, Evidence | None]:
+    """(version as installed, table release describing it, evidence); all None without /opt/rocm."""
+    version = facts.rocm_version
+    if not version:
+        return None, None, None
+    path = "/opt/rocm/.info/version" if facts.read("/opt/rocm/.info/version") else "/opt"
+    return version, rocm_support.release_row_for(version), Evidence(f"ROCm {version}", path)
+
+
+@check("gpu-not-supported-by-rocm", AREA)
+def gpu_not_supported_by_rocm(ctx):
+    if ctx.is_wsl:
+        return Skipped(ctx.WSL_SKIP_REASON)
+    facts: HostFacts = ctx.facts
+    gpus = [g for g in facts.amd_gpus if g.gfx is not None]
+    if not gpus:
+        if facts.kfd_nodes is None:
+            return Skipped("no KFD topology in this root (/sys/class/kfd), so the GPUs' gfx targets are unknown")
+        return Skipped("no GPU node with a gfx target in the KFD topology (see kfd-gpu-not-listed)")
+    version, release, rocm_ev = installed_rocm(facts)
+    judged = f"ROCm {version}" if version else f"ROCm {rocm_support.LATEST} (no ROCm installed under /opt)"
+    supported = [g for g in gpus if g.gfx and rocm_support.is_supported(g.gfx.target, release)]
+    outcomes: list = []
+    fine: list[str] = []
+    for gpu in gpus:
+        assert gpu.gfx is not None
+        target = gpu.gfx.target
+        row = rocm_support.row_of(target)
+        status = row.status_in(release) if row else "unknown"
+        if status == "supported":
+            fine.append(f"{target} is supported by {judged}")
+            continue
+        if row is not None and row.override and status == "never":
+            continue  # hsa-override-suggested / hsa-override-mismatch speak of it
+        ev = [gpu_evidence(gpu)] + ([rocm_ev] if rocm_ev else [])
+        severity = Severity.WARNING
+        if status == "not yet":
+            title = f"{judged} is older than ROCm's support for {target}"
+            details = (f"GPU {describe(gpu)} joined ROCm's Linux support list in ROCm {row.added}; the installed "
+                       f"{judged} predates it. What works: {row.what_works}.")
+            steps = (f"Upgrade ROCm to {row.added} or newer (the amdgpu-install package of that release, then "
+                     "`sudo amdgpu-install --usecase=rocm`), or use a PyTorch wheel that bundles a newer ROCm.",)
+        elif status == "deprecated":
+            severity = Severity.INFO
+            title = f"{target} is deprecated in {judged}"
+            details = (f"GPU {describe(gpu)} is still supported by {judged}, but deprecated since ROCm "
+                       f"{row.deprecated}" + (f" and dropped in ROCm {row.dropped}" if row.dropped else "")
+                       + f". What works later: {row.what_works}.")
+            steps = ("Stay on a ROCm release that still supports it; do not upgrade past "
+                     f"{row.dropped or 'the deprecation'} for this GPU.",)
+        elif status == "unknown":
+            severity = Severity.INFO
+            title = f"{target} is not in rocmdesk's support table"
+            details = (f"GPU {describe(gpu)} has a gfx target rocmdesk's table does not know. It is not on ROCm's "
+                       f"Linux support list of any release up to {rocm_support.LATEST}.")
+            steps = ("Check AMD's current ROCm system requirements for this GPU before installing ROCm for it.",)
+        else:  # "dropped" or "never"
+            when = (f"dropped in ROCm {row.dropped}" if status == "dropped" and row.dropped
+                    else "not on ROCm's Linux support list")
+            title = f"ROCm does not support {target}"
+            details = f"GPU {describe(gpu)} is {when}. What works: {row.what_works}."
+            steps = (f"What works on this GPU: {row.what_works}.",)
+        others = [g for g in supported if g is not gpu]
+        if others and status in ("dropped", "never", "unknown"):
+            value = visible_devices_value(facts, others)
+            # an unsupported GPU left visible makes HIP programs abort for every GPU ("Unable to find code object
+            # for all current devices", rocm-facts 4b [S39])
+            details += (" The machine's other GPU(s) " + ", ".join(describe(g) for g in others) + " are supported: "
+                        "while this one stays visible, HIP programs can abort with \"hipErrorNoBinaryForGpu: Unable to "
+                        "find code object for all current devices\".")
+            if value:
+                steps = (*steps, f"Hide it from ROCm programs: set `ROCR_VISIBLE_DEVICES={value[0]}` ({value[1]}) "
+                                 "where the GPU program is started (its systemd unit or launcher).")
+        outcomes.append(Failed(evidence=ev, subject=gpu.pci, title=title, details=details, severity=severity,
+                               fix_steps=steps))
+    return outcomes or Passed("; ".join(dict.fromkeys(fine)) or "every GPU is covered by another check")

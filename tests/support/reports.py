@@ -1,0 +1,71 @@
+"""Reporters' machines from public issue threads, rebuilt as host roots.
+
+``reporter_machine`` starts from the clean Ubuntu workstation (tests/support/scenarios.py) and puts in the GPUs, the
+ROCm release and the files the reporter pasted. What a thread does not show (distribution details, user name, the
+rest of /etc) is the workstation's, and each test's docstring says which details it had to assume.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.support import scenarios as sc
+from tests.support.sysfs_tree import GpuSpec, build_root
+
+
+@dataclass
+class Gpu:
+    gfx: int  # KFD gfx_target_version, e.g. 100301
+    device_id: int  # PCI device id
+    pci: str = sc.GPU_PCI
+    unique_id: int = 0  # KFD unique_id: 0 = the driver exposes no UUID
+    dump: str = "rx6900xt"  # which real sysfs dump lends the rest of the device folder
+    pci_class: int = 0x030000
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def reporter_machine(tmp: Path, gpus: list[Gpu], rocm: str | None = "6.2.4") -> Path:
+    """The workstation with ``gpus`` (the first takes the workstation GPU's place) and ROCm ``rocm`` in /opt (None: no
+    /opt/rocm at all)."""
+    root = sc.clean_workstation(tmp)
+    first, rest = gpus[0], gpus[1:]
+    _retarget_first(root, first)
+    for gpu in rest:
+        build_root(root, [GpuSpec(gpu.dump, pci=gpu.pci, gfx_target_version=gpu.gfx,
+                                  extra_props={"unique_id": str(gpu.unique_id), **gpu.extra})], cpu_nodes=1)
+        dev = (root / "sys" / "bus" / "pci" / "devices" / gpu.pci).resolve()
+        (dev / "class").write_text(f"0x{gpu.pci_class:06x}\n")
+        (dev / "device").write_text(f"0x{gpu.device_id:04x}\n")
+    set_rocm(root, rocm)
+    return root
+
+
+def _retarget_first(root: Path, gpu: Gpu) -> None:
+    nodes = root / "sys" / "class" / "kfd" / "kfd" / "topology" / "nodes"
+    for props in nodes.glob("*/properties"):
+        lines = props.read_text().splitlines()
+        if "gfx_target_version 0" in lines:
+            continue
+        values = dict(ln.split(" ", 1) for ln in lines if " " in ln)
+        values.update({"gfx_target_version": str(gpu.gfx), "unique_id": str(gpu.unique_id), **gpu.extra})
+        props.write_text("".join(f"{k} {v}\n" for k, v in values.items()))
+    dev = (root / "sys" / "bus" / "pci" / "devices" / sc.GPU_PCI).resolve()
+    (dev / "device").write_text(f"0x{gpu.device_id:04x}\n")
+    (dev / "class").write_text(f"0x{gpu.pci_class:06x}\n")
+
+
+def set_rocm(root: Path, version: str | None) -> None:
+    """/opt/rocm -> /opt/rocm-<version> holding .info/version (the layout amdgpu-install leaves), or no ROCm."""
+    opt = root / "opt"
+    link = opt / "rocm"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    for old in opt.glob("rocm-*"):
+        shutil.rmtree(old)
+    if version is None:
+        return
+    sc.write(root, f"/opt/rocm-{version}/.info/version", f"{version}-1\n")
+    os.symlink(f"rocm-{version}", link)
