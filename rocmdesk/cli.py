@@ -20,7 +20,7 @@ from rocmdesk import __version__
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sample": ("rocmdesk.commands.sample", "print GPU readings (table or JSON)"),
     "diagnose": ("rocmdesk.commands.diagnose", "check the ROCm setup and explain what is wrong"),
-    "screenshot": ("rocmdesk.commands.screenshot", "save a PNG of a window tab, rendered offscreen"),
+    "screenshot": ("rocmdesk.ui.screenshot_command", "save a PNG of a window tab, rendered offscreen"),
     "capture": ("rocmdesk.commands.capture", "save a redacted support bundle"),
     "fix": ("rocmdesk.commands.fix", "show (or apply, on this machine only) the fix of one finding"),
     "report": ("rocmdesk.commands.report", "write an HTML or Markdown report"),

@@ -14,7 +14,7 @@ DEB_PACKAGES=(
   "${QT_RUNTIME[@]}"
   xvfb xauth rocm-smi util-linux cpio zstd lz4 xz-utils gzip
   desktop-file-utils appstream dbus polkitd pkexec dpkg-dev fakeroot chromium
-  prometheus prometheus-node-exporter
+  prometheus prometheus-node-exporter libglib2.0-bin
 )
 apt_install "${DEB_PACKAGES[@]}"
 

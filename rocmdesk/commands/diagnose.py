@@ -61,6 +61,9 @@ def render_text(report, style: Style) -> str:
     lines = [style("rocmdesk diagnosis", "bold")]
     lines.append(f"  kernel {host.get('kernel') or 'unknown'} · {host.get('distro') or 'unknown distribution'}"
                  f" · ROCm {host.get('rocm') or 'not found'}")
+    container = host.get("container")
+    if isinstance(container, dict) and container.get("header"):
+        lines.append(f"  {container['header']}")
     gpus = host.get("gpus") or []
     for gpu in gpus:
         name = gpu.get("name") or "AMD GPU"

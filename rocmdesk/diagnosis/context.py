@@ -66,6 +66,11 @@ class DiagnosisContext:
         return HostFacts(self.root, self.runner, cmdline_args=self.cmdline_args,
                          kernel_release=self.kernel_release)
 
+    @functools.cached_property
+    def container(self):  # -> rocmdesk.diagnosis.container.ContainerInfo | None (read once, by ``facts``)
+        """The Docker / Podman container this root is, or None on a machine (issue 16)."""
+        return self.facts.container
+
     @property
     def is_wsl(self) -> bool:
         """Under WSL there is no amdgpu sysfs tree and no /dev/kfd: sysfs-based checks skip."""

@@ -20,7 +20,8 @@ from rocmdesk.diagnosis.model import CheckResult, Evidence, Finding, Fix, Severi
 log = logging.getLogger(__name__)
 
 # Areas in the order the Diagnosis tab and the text report show them.
-AREAS: tuple[str, ...] = ("Driver", "Permissions", "Environment", "Python and PyTorch", "Display", "Hardware")
+AREAS: tuple[str, ...] = ("Driver", "Permissions", "Environment", "Python and PyTorch", "Container", "Display",
+                         "Hardware")
 
 
 @dataclass(slots=True)
@@ -136,14 +137,26 @@ def run_checks(ctx: Any, specs: Iterable[CheckSpec] | None = None,
                metadata: dict[str, dict] | None = None,
                progress: Callable[[CheckResult, int, int], None] | None = None) -> list[CheckResult]:
     """Run checks in order; ``progress(result, index, total)`` is called after each one."""
+    from rocmdesk.diagnosis.in_container import for_container
     from rocmdesk.diagnosis.metadata import load_metadata
 
     specs = list(specs) if specs is not None else registered_checks()
     metadata = metadata if metadata is not None else load_metadata()
+    container = _container_of(ctx)
     results = []
     for index, spec in enumerate(specs):
-        result = run_check(spec, ctx, metadata)
+        # inside a container, host-side fixes become text for the host before anyone sees the result
+        result = for_container(run_check(spec, ctx, metadata), container)
         results.append(result)
         if progress is not None:
             progress(result, index, len(specs))
     return results
+
+
+def _container_of(ctx: Any) -> Any:
+    """The container the context's root is (None on a machine, or when detection itself fails)."""
+    try:
+        return getattr(ctx, "container", None)
+    except Exception:  # detection reads hostile files: a failure means "no container known", never a crash
+        log.exception("container detection failed")
+        return None

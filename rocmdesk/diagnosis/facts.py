@@ -73,6 +73,7 @@ ENV_VAR_NAMES_RE = re.compile(
     r"^(HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|ROCR_VISIBLE_DEVICES|HIP_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES"
     r"|GPU_DEVICE_ORDINAL)$"
 )
+CONTAINER_MAIN_SCOPE = "the container's main process (PID 1)"
 SHELL_FILES: tuple[str, ...] = (".profile", ".bash_profile", ".bashrc", ".zshrc", ".zprofile")
 PROCESS_SCAN_LIMIT = 4096
 PROCESS_SCAN_BUDGET_S = 0.3
@@ -677,8 +678,14 @@ class HostFacts:
                    for line in text.splitlines())
 
     @functools.cached_property
+    def container(self):  # -> rocmdesk.diagnosis.container.ContainerInfo | None
+        from rocmdesk.diagnosis.container import detect
+
+        return detect(self.root)
+
+    @property
     def in_container(self) -> bool:
-        return self.root.exists("/.dockerenv") or self.root.exists("/run/.containerenv")
+        return self.container is not None
 
     # -- WSL ----------------------------------------------------------------------------------------
     @functools.cached_property
@@ -1290,6 +1297,8 @@ class HostFacts:
         """GPU-related environment variables from every place that sets them (facts 4b, 4g)."""
         out: list[EnvSetting] = []
         out.extend(self._process_env("/proc/self/environ", "this session"))
+        if self.in_container:  # what `-e` / `environment:` gave the container's main process
+            out.extend(self._process_env("/proc/1/environ", CONTAINER_MAIN_SCOPE))
         text = self.read("/etc/environment")
         if text:
             out.extend(EnvSetting(n, v, "/etc/environment", ln, "/etc/environment")

@@ -878,11 +878,11 @@ def live_amdgpu(root, kver: str) -> tuple[bool, LiveModule | None]:
 
 
 def _recorded_module(root, host_path: str) -> ModuleFingerprint | None:
-    """A snapshot keeps large module files as a record, not the bytes (rocmdesk/report/initramfs_listing.py)."""
+    """A snapshot keeps large module files as a record, not the bytes (rocmdesk/diagnosis/initramfs_listing.py)."""
     if root.is_live:
         return None
     try:
-        from rocmdesk.report.initramfs_listing import recorded_module
+        from rocmdesk.diagnosis.initramfs_listing import recorded_module
     except ImportError:  # pragma: no cover - the report package ships with the app
         return None
     return recorded_module(root, host_path)
@@ -959,7 +959,7 @@ def inspect_host(root, kver: str | None, limits: Limits | None = None) -> HostIn
 
 
 def _listing_of(root, image_host_path: str) -> str | None:
-    """Host path of a snapshot's listing of ``image_host_path`` (rocmdesk/report/initramfs_listing.py)."""
+    """Host path of a snapshot's listing of ``image_host_path`` (rocmdesk/diagnosis/initramfs_listing.py)."""
     if root.is_live:
         return None
     path = f"/rocmdesk/initramfs/{image_host_path.rsplit('/', 1)[-1]}.list"
@@ -968,7 +968,7 @@ def _listing_of(root, image_host_path: str) -> str | None:
 
 def _read_listing(root, listing: str, image_host_path: str) -> tuple[InitramfsImage, dict[str, dict[str, str]]]:
     try:
-        from rocmdesk.report.initramfs_listing import ListingError, module_info, read_listing
+        from rocmdesk.diagnosis.initramfs_listing import ListingError, module_info, read_listing
     except ImportError as exc:  # pragma: no cover - the report package ships with the app
         raise InitramfsError("this build cannot read initramfs listings") from exc
     try:

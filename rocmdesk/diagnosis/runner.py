@@ -80,12 +80,15 @@ def host_summary(ctx: DiagnosisContext) -> dict[str, Any]:
     facts = ctx.facts
     distro = facts.os_release.get("PRETTY_NAME") or " ".join(
         x for x in (facts.os_release.get("NAME"), facts.os_release.get("VERSION_ID")) if x) or None
-    return {
+    out = {
         "kernel": ctx.kernel_release,
         "distro": distro,
         "rocm": facts.rocm_version,
         "gpus": _gpus_json(ctx),
     }
+    if ctx.container is not None:  # only then: a machine's summary stays as it was
+        out["container"] = ctx.container.to_json()
+    return out
 
 
 def _gpus_json(ctx: DiagnosisContext) -> list[dict[str, Any]]:

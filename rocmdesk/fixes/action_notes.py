@@ -83,6 +83,11 @@ NOTES["undo"] = ActionNotes(
     "as the original change did (a reboot, a new login or a display manager restart)",
     ("files changed by hand since the fix are not overwritten: the helper refuses and says which",),
     "apply the original fix again")
+NOTES["undo-as-admin"] = ActionNotes(
+    "as the original change did (a reboot, a new login or a display manager restart)",
+    ("it undoes another user's change: the helper records that an administrator did it",
+     "files changed by hand since the fix are not overwritten: the helper refuses and says which"),
+    "apply the original fix again")
 
 GENERIC = ActionNotes(
     "as the steps say (most need a reboot or a new login)",

@@ -15,16 +15,18 @@ POLKIT_PREFIX = "org.rocmdesk.helper."
 TUNING_ACTIONS: tuple[str, ...] = (
     "set-power-cap", "reset-power-cap", "set-performance-level", "set-power-profile", "reset-tuning",
 )
-# persistent changes in /etc, groups, initramfs, and undo: polkit auth_admin
+# persistent changes in /etc, groups, initramfs, and undo: polkit auth_admin. The helper lets "undo" run only
+# for the user who made the change; "undo-as-admin" is the explicit override for anyone else's.
 SYSTEM_ACTIONS: tuple[str, ...] = (
     "initramfs-add-amdgpu", "initramfs-regenerate", "modprobe-unblacklist-amdgpu", "xorg-disable-conf",
-    "add-user-to-groups", "undo",
+    "add-user-to-groups", "undo", "undo-as-admin",
 )
 HELPER_ACTIONS: tuple[str, ...] = TUNING_ACTIONS + SYSTEM_ACTIONS
 ARGUMENT_COUNTS: dict[str, int] = {
     "set-power-cap": 2, "reset-power-cap": 1, "set-performance-level": 2, "set-power-profile": 2,
     "reset-tuning": 1, "initramfs-add-amdgpu": 0, "initramfs-regenerate": 0,
     "modprobe-unblacklist-amdgpu": 1, "xorg-disable-conf": 1, "add-user-to-groups": 1, "undo": 1,
+    "undo-as-admin": 1,
 }
 POLKIT_ACTION_IDS: dict[str, str] = {name: POLKIT_PREFIX + name for name in HELPER_ACTIONS}
 POLKIT_DEFAULTS: dict[str, str] = {

@@ -152,13 +152,17 @@ def outcome_from_exit(exit_code: int | None, stdout: str, stderr: str = "") -> O
     except PlanError:
         detail = (stderr or "").strip().splitlines()[-1:] or ["no output"]
         return Outcome(OutcomeKind.FAILED, f"The helper did not report a result (exit code {exit_code}): {detail[0]}")
+    warnings = [str(w) for w in data.get("warnings") or [] if isinstance(w, str)]
     if data.get("ok") and exit_code == 0:
         changes = data.get("changes") or []
         message = "Done." if changes else "Nothing needed changing."
+        if warnings:  # the change is made; bookkeeping after it failed, and the user should know
+            message += " Warning: " + " ".join(w[:1].upper() + w[1:] + "." for w in warnings)
         return Outcome(OutcomeKind.DONE, message, data.get("undo_id"), changes)
     error = str(data.get("error") or f"the helper failed (exit code {exit_code})")
     kind = OutcomeKind.REFUSED if exit_code == 2 or error.startswith("refusing") else OutcomeKind.FAILED
-    return Outcome(kind, error[:1].upper() + error[1:], None, data.get("changes") or [])
+    # an undo id on a failure means a change stayed in place (roll-back failed): keep the way back
+    return Outcome(kind, error[:1].upper() + error[1:], data.get("undo_id"), data.get("changes") or [])
 
 
 APPLY_TIMEOUT_S = 1800.0  # the password prompt plus an initramfs rebuild (the helper allows it 900 s)

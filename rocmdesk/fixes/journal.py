@@ -38,7 +38,7 @@ class JournalEntry:
 
     @property
     def can_undo(self) -> bool:
-        return self.action != "undo" and self.status in UNDOABLE_STATUSES and bool(self.changes)
+        return self.action not in ("undo", "undo-as-admin") and self.status in UNDOABLE_STATUSES and bool(self.changes)
 
     @property
     def interrupted(self) -> bool:
@@ -82,7 +82,7 @@ def list_entries(root: HostRoot | None = None, include_undo_runs: bool = False) 
         except (HostReadError, ValueError, KeyError, TypeError) as exc:
             log.warning("skipping journal file %s: %s", name, exc)
             continue
-        if entry.action == "undo" and not include_undo_runs:
+        if entry.action in ("undo", "undo-as-admin") and not include_undo_runs:
             continue
         entries.append(entry)
     entries.sort(key=lambda e: (e.time, e.undo_id), reverse=True)

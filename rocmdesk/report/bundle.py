@@ -8,7 +8,7 @@ recording format of :mod:`rocmdesk.telemetry.recording`, as JSON lines) and
 ``rocmdesk/initramfs/<image>.list`` (an initramfs listing instead of the image).
 
 What goes in is collected by :mod:`rocmdesk.report.collect` (an allow-list over what rocmdesk
-reads) and reduced and scrubbed by :mod:`rocmdesk.report.scrub` and :mod:`rocmdesk.report.redact`
+reads) and reduced and scrubbed by :mod:`rocmdesk.report.reduce` and :mod:`rocmdesk.report.redact`
 before it is written.
 
 Opening never trusts the archive: members are validated one by one (names, types, links, sizes,
@@ -38,7 +38,7 @@ from typing import Any
 
 from rocmdesk import __version__
 from rocmdesk.host import CommandRunner, HostRoot, runner_for
-from rocmdesk.report import scrub
+from rocmdesk.report import reduce, scrub
 from rocmdesk.report.collect import RawMember, collect, observe
 from rocmdesk.report.manifest import (
     COMMANDS_NAME,
@@ -91,6 +91,11 @@ class CapturePlan:
     members: list[Member]
     diagnosis: dict | None = None  # findings on the source machine (not stored; for comparison)
     secrets: list[str] = field(default_factory=list)  # replaced strings (tests; never saved)
+    redactor: Redactor | None = None  # in memory only: to compare the source's own output with the bundle's
+
+    def redact_json(self, value: Any) -> Any:
+        """A JSON value (a diagnosis of the source, say) with the bundle's redaction applied to every string."""
+        return value if self.redactor is None else _scrub_strings(value, self.redactor)
 
     def preview(self, limit: int | None = 20) -> list[str]:
         from rocmdesk.report.manifest import preview_lines
@@ -159,8 +164,10 @@ def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (
     for value in sorted(col.identifiers):
         red.add_identifier(value)
     for result in obs.commands.values():
-        for value in scrub.identifiers_in_output(result.get("stdout", "")):
+        for value in reduce.identifiers_in_output(result.get("stdout", "")):
             red.add_identifier(value)
+    for name in sorted(_log_hostnames(col, obs.commands)):
+        red.add_hostname(name)  # the machine's names in its logs, older ones included
     members: list[Member] = []
     for raw in sorted(col.members.values(), key=lambda m: m.path):
         member = _redacted_member(raw, red, col.gids)
@@ -169,17 +176,20 @@ def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (
     members.extend(listings_members(col.listings, red))
     if col.modules is not None:
         members.append(modules_member(col.modules, red, now))
-    commands = json.dumps(obs.commands, indent=1, sort_keys=True)
+    commands = json.dumps(_scrub_strings(obs.commands, red), indent=1, sort_keys=True)
     members.append(Member(COMMANDS_NAME, "file", "recorded outputs of the tools rocmdesk ran",
-                          red.text(commands).encode(), mtime=now))
+                          commands.encode(), mtime=now))
     recording = history if history is not None else _recording_of(obs.snapshot)
     kept_minutes = 0.0
     if recording is not None:
         text, kept_minutes = history_text(recording, minutes)
         members.append(Member(HISTORY_NAME, "file", f"telemetry of the last {kept_minutes:g} minutes",
-                              red.text(text).encode(), mtime=now))
+                              _scrub_history(text, red).encode(), mtime=now))
     members = _dedupe(members)
+    members, dropped = _capped(members, CAPTURE_MAX_MEMBERS - 1)  # the manifest is one more
     notes = [red.text(n) for n in (*obs.notes, *col.notes)]
+    if dropped:
+        notes.append(f"{dropped} files left out: a bundle holds at most {CAPTURE_MAX_MEMBERS} members")
     if col.skipped:
         notes.append(f"{len(col.skipped)} paths read by rocmdesk were left out for privacy "
                      "(process details, shell history, secrets, other files in home folders)")
@@ -190,7 +200,66 @@ def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (
     manifest = Manifest(created=now, rocmdesk_version=__version__, entries=entries,
                         history_minutes=kept_minutes, python_envs=[red.path(p) for p in python_envs],
                         redaction=red.summary(), notes=notes, source="live" if root.is_live else "root")
-    return CapturePlan(manifest, members, obs.diagnosis, red.secrets())
+    return CapturePlan(manifest, members, obs.diagnosis, red.secrets(), red)
+
+
+def _log_hostnames(col: Any, commands: dict[str, dict]) -> set[str]:
+    """Host names in the syslog-style prefixes of the kept logs and of journal output."""
+    names: set[str] = set()
+    for raw in col.members.values():
+        if raw.kind == "file" and raw.path.startswith("var/log/") and raw.data:
+            names |= scrub.log_hostnames(raw.data.decode("utf-8", "replace"))
+    for result in commands.values():
+        names |= scrub.log_hostnames(str(result.get("stdout") or ""))
+    return names
+
+
+def _scrub_strings(value: Any, red: Redactor) -> Any:
+    """Every string of a JSON value (keys too: replayed argv keys carry redacted paths, like member
+    names) through the redactor, one by one: line-anchored patterns see each output's own lines."""
+    if isinstance(value, str):
+        return red.text(value)
+    if isinstance(value, dict):
+        return {red.text(k) if isinstance(k, str) else k: _scrub_strings(v, red) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_strings(v, red) for v in value]
+    return value
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _scrub_history(text: str, red: Redactor) -> str:
+    """History JSON lines: the header (GPU names, processes, users) scrubbed whole; the frame lines,
+    megabytes of numbers, only in their string literals, each distinct literal once."""
+    header, sep, frames = text.partition("\n")
+    cache: dict[str, str] = {}
+
+    def literal(m: re.Match) -> str:
+        value = m.group(0)
+        out = cache.get(value)
+        if out is None:
+            out = cache[value] = red.text(value)
+        return out
+
+    return red.text(header) + sep + _JSON_STRING.sub(literal, frames)
+
+
+CAPTURE_MAX_MEMBERS = 10_000  # every bundle capture writes can be opened (OPEN_MAX_MEMBERS)
+
+
+def _capped(members: list[Member], limit: int) -> tuple[list[Member], int]:
+    """At most ``limit`` members: rocmdesk's own first, then system files, process and home files last
+    (a folder sorts before what it holds, so a kept member's folders are kept)."""
+    if len(members) <= limit:
+        return members, 0
+
+    def rank(m: Member) -> tuple[int, str]:
+        top = m.name.split("/", 1)[0]
+        return ({"rocmdesk": 0, "proc": 2, "home": 3}.get(top, 1), m.name)
+
+    kept = set(id(m) for m in sorted(members, key=rank)[:limit])
+    return [m for m in members if id(m) in kept], len(members) - limit
 
 
 def capture(output: str | os.PathLike[str], root: HostRoot | str = "/", **kwargs: Any) -> CapturePlan:
@@ -230,7 +299,7 @@ def _redacted_member(raw: RawMember, red: Redactor, gids: frozenset[int]) -> Mem
         target = red.path("/" + raw.target).lstrip("/")
         rel = posixpath.relpath("/" + target, posixpath.dirname("/" + name)) if target else "."
         return Member(name, "link", red.text(raw.why), target=rel)
-    data = scrub.transform(raw.path, raw.data, red, gids)
+    data = reduce.transform(raw.path, raw.data, red, gids)
     if data is None:
         return None
     return Member(name, "file", red.text(raw.why), data, mtime=raw.mtime)
@@ -238,7 +307,7 @@ def _redacted_member(raw: RawMember, red: Redactor, gids: frozenset[int]) -> Mem
 
 
 def modules_member(records: dict, red: Redactor, now: float) -> Member:
-    from rocmdesk.report.initramfs_listing import MODULES_NAME
+    from rocmdesk.diagnosis.initramfs_listing import MODULES_NAME
 
     data = dict(records, modules={red.path(p): r for p, r in records["modules"].items()},
                 notes=[red.text(n) for n in records["notes"]])

@@ -5,7 +5,7 @@ diagnosis over a :class:`RecordingRoot` that notes every path they touch, and ad
 list of :data:`rocmdesk.report.filters.EXPLICIT` (GPU sysfs folders, configuration folders) so a
 support engineer sees the same machine even where a check did not look. Every path passes the
 allow-list of :func:`rocmdesk.report.filters.allowed`; nothing here changes content (that is
-:mod:`rocmdesk.report.scrub` and :mod:`rocmdesk.report.redact`).
+:mod:`rocmdesk.report.reduce` and :mod:`rocmdesk.report.redact`).
 """
 
 from __future__ import annotations
@@ -31,13 +31,17 @@ from rocmdesk.host import (
     runner_for,
 )
 from rocmdesk.report import filters
-from rocmdesk.report.redact import SERIAL_FILE_NAMES, parse_passwd, status_ids
+from rocmdesk.report.redact import KFD_ID_KEYS, SERIAL_FILE_NAMES, parse_passwd, status_ids
 
 log = logging.getLogger(__name__)
 
 CAPTURE_MAX_FILE_BYTES = 2 << 20  # a larger file is left out (noted in the manifest)
 CAPTURE_MAX_LIST_ENTRIES = 5000  # names kept from one listed folder
 MAX_WALK_LINKS = 40
+COPY, STAND_IN = "copy", "stand-in"
+COMFYUI_FILES = frozenset({"requirements.txt", "pyproject.toml"})  # checks.python_torch._node_requirements
+# what the Python environment readers open inside an environment (python_envs, torch metadata)
+PYTHON_ENV_FILES = frozenset({"pyvenv.cfg", "METADATA", "PKG-INFO", "version.py", "top_level.txt", "INSTALLER"})
 
 
 # ==============================================================================================
@@ -228,6 +232,7 @@ class Collector:
         self.skipped: set[str] = set()
         self.identifiers: set[str] = set()
         self.gpu_pids = gpu_processes(root)
+        self._kinds: dict[tuple[str, str], bool] = {}  # (kind, folder) -> is a ComfyUI install / an env
 
     def allowed(self, path: str) -> bool:
         return filters.allowed(path, self.gpu_pids)
@@ -353,6 +358,54 @@ class Collector:
             return
         self._add_device(real, st, why)
 
+    def home_file_need(self, real: str) -> str | None:
+        """Why a file in a home folder goes in (COPY or STAND_IN), or None: it stays home.
+
+        Home folders are personal: a file goes in only when a check reads it in its place, the
+        shell profile and rootless Xorg log at their fixed paths, a Python environment's metadata
+        inside the environment, and a ComfyUI install's own requirements.txt and pyproject.toml
+        and those of its custom nodes (not every such file under home: other projects stay).
+        """
+        if not filters.home_file_ok(real):
+            return None
+        parts = real.split("/")
+        name = parts[-1]
+        if name in filters.SHELL_RC or fnmatch.fnmatch(name, "Xorg.*.log") or name.endswith(".conf"):
+            return COPY  # filters.home_file_ok placed them (~/.bashrc, .local/share/xorg, environment.d)
+        folder = "/".join(parts[:-1])
+        if name in COMFYUI_FILES or name == "main.py":
+            if self._is_comfyui(folder):
+                return STAND_IN if name == "main.py" else COPY
+            if name in COMFYUI_FILES and len(parts) >= 3 and parts[-3] == "custom_nodes" \
+                    and self._is_comfyui("/".join(parts[:-3])):
+                return COPY
+        if name in PYTHON_ENV_FILES or name.endswith(".json") or parts[-2].endswith((".dist-info", ".egg-info")):
+            if self._in_python_env(parts):
+                return COPY if name in PYTHON_ENV_FILES or "conda-meta" in parts else None
+        return None
+
+    def _is_comfyui(self, folder: str) -> bool:
+        """ComfyUI's own test (python_envs._walk_home): main.py beside a custom_nodes folder."""
+        key = ("comfyui", folder)
+        if key not in self._kinds:
+            src = self._src([folder])
+            self._kinds[key] = (os.path.isfile(os.path.join(src, "main.py"))
+                                and os.path.isdir(os.path.join(src, "custom_nodes")))
+        return self._kinds[key]
+
+    def _in_python_env(self, parts: Sequence[str]) -> bool:
+        """Is a path inside a venv (pyvenv.cfg) or conda prefix (conda-meta/) below the home folder?"""
+        for end in range(len(parts) - 1, 2, -1):
+            folder = "/".join(parts[:end])
+            key = ("env", folder)
+            if key not in self._kinds:
+                src = self._src([folder])
+                self._kinds[key] = (os.path.isfile(os.path.join(src, "pyvenv.cfg"))
+                                    or os.path.isdir(os.path.join(src, "conda-meta")))
+            if self._kinds[key]:
+                return True
+        return False
+
     def _add_device(self, real: str, st: os.stat_result, why: str) -> None:
         owner, group = account_names(self.root, st.st_uid, st.st_gid)
         xattrs = {}
@@ -366,6 +419,15 @@ class Collector:
     def _add_file(self, real: str, st: os.stat_result, why: str) -> None:
         if real in self.members and self.members[real].kind == "file":
             return
+        if real.startswith("home/"):
+            need = self.home_file_need(real)
+            if need is None:
+                self.skipped.add(real)
+                return
+            if need == STAND_IN:  # only its presence counts (ComfyUI's main.py)
+                self.members[real] = RawMember(real, "file", f"{why} (empty stand-in: only its presence is "
+                                               "checked)", b"", mtime=st.st_mtime)
+                return
         rule = filters.rule_for(real)
         if rule == filters.LISTING:
             return  # initramfs images: listed separately, never copied
@@ -378,7 +440,7 @@ class Collector:
             self.notes.append(f"/{real} could not be read on the source machine ({exc.strerror or exc})")
             return
         if len(data) > limit and filters.module_name(real) is not None and real.startswith(_MODULE_TREES):
-            from rocmdesk.report.initramfs_listing import standin
+            from rocmdesk.diagnosis.initramfs_listing import standin
 
             self.members[real] = RawMember(real, "file", f"{why} (stand-in: the module's size, sha256 and "
                                            "modinfo are recorded in rocmdesk/initramfs/modules.json)",
@@ -397,7 +459,7 @@ class Collector:
         if real.endswith("/properties") and "/kfd/" in real:
             for line in data.decode("utf-8", "replace").splitlines():
                 key, _, value = line.partition(" ")
-                if key == "unique_id" and value.strip():
+                if key in KFD_ID_KEYS and value.strip():
                     self.identifiers.add(value.strip())
         self.members[real] = RawMember(real, "file", why, data, mtime=st.st_mtime)
 
@@ -517,14 +579,17 @@ def _lexical(path: str) -> str:
 
 
 
+_PADDING = " \t\n\x00"  # sysfs dumps read with a fixed buffer (LACT's) keep NUL padding after the value
+
+
 def _add_gpu_trees(col: Collector) -> None:
     """Every AMD display device's sysfs folder (plus hwmon and fw_version), bound or not."""
     why = "GPU sysfs folder (what the backends read)"
     devices = col.root.listdir("/sys/bus/pci/devices")
     for bdf in devices:
         base = f"/sys/bus/pci/devices/{bdf}"
-        vendor = (col.root.try_read_text(f"{base}/vendor") or "").strip().lower()
-        klass = (col.root.try_read_text(f"{base}/class") or "").strip().lower()
+        vendor = (col.root.try_read_text(f"{base}/vendor") or "").strip(_PADDING).lower()
+        klass = (col.root.try_read_text(f"{base}/class") or "").strip(_PADDING).lower()
         if vendor != "0x1002":
             continue
         if klass and not klass.startswith(("0x03", "0x12")):
@@ -553,7 +618,7 @@ def _initramfs_listings(root: HostRoot, col: Collector) -> list[tuple[str, str, 
     if not images:
         return out
     try:
-        from rocmdesk.report.initramfs_listing import list_image_lines
+        from rocmdesk.diagnosis.initramfs_listing import list_image_lines
     except ImportError:
         col.notes.append("no initramfs reader in this build: initramfs listings not captured")
         return out
@@ -575,7 +640,7 @@ def _module_records(root: HostRoot, col: Collector) -> dict | None:
     kver = (root.try_read_text("/proc/sys/kernel/osrelease") or "").strip()
     if not kver or "/" in kver:
         return None
-    from rocmdesk.report.initramfs_listing import module_records
+    from rocmdesk.diagnosis.initramfs_listing import module_records
 
     records = module_records(root, kver)
     if not records["modules"] and not records["notes"]:
@@ -584,6 +649,28 @@ def _module_records(root: HostRoot, col: Collector) -> dict | None:
         col.add_path(path, "an amdgpu module the running kernel could load (initramfs checks)")
     col.notes.extend(records["notes"])
     return records
+
+
+def _prune_home(col: Collector) -> None:
+    """Folders of a home that lead to nothing kept go: the environment walk lists every folder it passes,
+    but only the way to an environment or a ComfyUI install (and what is inside them) is needed, and the
+    names of other folders say what else the person works on."""
+    home_members = [m for m in col.members.values() if m.path.startswith("home/")]
+    needed: set[str] = set()
+    for m in home_members:
+        parts = m.path.split("/")
+        if m.kind != "dir" or len(parts) <= 2 or _inside_install(col, parts):
+            needed.update("/".join(parts[:i]) for i in range(2, len(parts) + 1))
+    for m in home_members:
+        if m.kind == "dir" and m.path not in needed:
+            del col.members[m.path]
+            col.skipped.add(m.path)
+
+
+def _inside_install(col: Collector, parts: Sequence[str]) -> bool:
+    """Is a home folder a Python environment or ComfyUI install, or inside one?"""
+    return col._in_python_env([*parts, "x"]) or any(
+        col._is_comfyui("/".join(parts[:end])) for end in range(3, len(parts) + 1))
 
 
 def account_names(root: HostRoot, uid: int, gid: int) -> tuple[str | None, str | None]:
@@ -645,6 +732,7 @@ def collect(root: HostRoot, obs: Observation) -> Collection:
                 col.add_tree(match, why, depth, filters.sysfs_name_ok)
     _add_gpu_trees(col)
     _add_gpu_processes(col)
+    _prune_home(col)
     listings = _initramfs_listings(root, col)
     modules = _module_records(root, col)
     return Collection(col.members, col.notes, col.skipped, col.identifiers, listings, modules, access_gids(root))

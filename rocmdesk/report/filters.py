@@ -72,7 +72,7 @@ _PROC_OK = {"proc", "proc/cmdline", "proc/modules", "proc/version", "proc/sys", 
 # Files a home folder may contribute (everything else there is personal).
 _HOME_FILES = (
     "pyvenv.cfg", "version.py", "METADATA", "requirements.txt", "pyproject.toml", "top_level.txt",
-    "INSTALLER", "main.py", "Xorg.*.log", ".profile", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
+    "INSTALLER", "PKG-INFO", "main.py", "Xorg.*.log", ".profile", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
     "*.json",  # conda-meta package records
     "environment.d", "*.conf",
 )

@@ -141,8 +141,10 @@ def preview_lines(manifest: Manifest, limit: int | None = None) -> list[str]:
     lines = [f"{len([e for e in manifest.entries if e.kind != 'dir'])} files and links, "
              f"{human_bytes(manifest.total_bytes())} before compression."]
     if manifest.redaction:
-        red = manifest.redaction
-        lines.append("Redacted: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in red.items()) + ".")
+        lines.append("Redactions (kind: replacements):")
+        lines.extend(f"  {kind.replace('_', ' ')}: {count}" for kind, count in sorted(manifest.redaction.items()))
+    else:
+        lines.append("Redactions: none were needed.")
     for why, entries in sorted(groups.items(), key=lambda kv: kv[0]):
         lines.append(f"{why} ({len(entries)}):")
         shown = entries if limit is None else entries[:limit]

@@ -29,10 +29,12 @@ import logging
 import os
 import re
 import secrets
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rocmdesk.host import HostRoot
+from rocmdesk.report import scrub
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,13 @@ UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 # Shortest identifier value worth hashing: short values (0, 1, a small id) identify nobody and
 # replacing them everywhere would corrupt unrelated numbers.
 MIN_ID_LEN = 6
-SERIAL_FILE_NAMES = frozenset({"serial_number", "unique_id"})
+# sysfs files that hold one unique id each (GPU serials and ids, XGMI hive and device ids, DMI serials)
+SERIAL_FILE_NAMES = frozenset({"serial_number", "unique_id", "xgmi_device_id", "xgmi_hive_id", "product_serial",
+                               "board_serial", "chassis_serial", "product_uuid", "board_asset_tag"})
+# keys of KFD topology node properties that are unique ids (kfd_topology.c: unique_id, hive_id)
+KFD_ID_KEYS = frozenset({"unique_id", "hive_id"})
+# files naming this installation and this boot (machine-id(5), random(4) boot_id)
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id", "/proc/sys/kernel/random/boot_id")
 # GUIDs that name a standard, not a machine: the EFI global variable namespace.
 WELL_KNOWN_UUIDS = frozenset({"8be4df61-93ca-11d2-aa0d-00e098032b8c"})
 
@@ -92,6 +100,9 @@ class Redactor:
     salt: bytes = field(default_factory=lambda: secrets.token_bytes(16))
     ids: dict[str, str] = field(default_factory=dict)  # identifier value -> hashed value
     system_words: set[str] = field(default_factory=set)  # this machine's system groups and accounts
+    counts: Counter = field(default_factory=Counter)  # replacements by kind (never the values)
+    places: scrub.Placeholders = field(default_factory=scrub.Placeholders)
+    machine_hashes: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._compile()
@@ -146,6 +157,17 @@ class Redactor:
         self._compile()
         return self.ids[value]
 
+    def add_machine_id(self, value: str) -> None:
+        """A machine or boot id (32 hex digits, or a dashed UUID): hashed in both spellings everywhere."""
+        plain = value.strip().lower().replace("-", "")
+        if not re.fullmatch(r"[0-9a-f]{32}", plain):
+            return
+        hashed = self.machine_hashes.setdefault(plain, self._hex_hash(plain))
+        self.ids[plain] = hashed
+        dashed = f"{plain[:8]}-{plain[8:12]}-{plain[12:16]}-{plain[16:20]}-{plain[20:]}"
+        self.ids[dashed] = f"{hashed[:8]}-{hashed[8:12]}-{hashed[12:16]}-{hashed[16:20]}-{hashed[20:]}"
+        self._compile()
+
     def _digest(self, value: str) -> str:
         return hashlib.sha256(self.salt + value.encode()).hexdigest()
 
@@ -167,7 +189,7 @@ class Redactor:
         distinct_hosts = [h for h in hosts if not self.is_common(h)]
         self._host_re = (re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, distinct_hosts)) + r")(?![\w-])",
                                     re.IGNORECASE) if distinct_hosts else None)
-        self._host_ctx_re = _host_contexts(hosts) if hosts else None
+        self._host_ctx_re = scrub.host_contexts(hosts)
         binary = [*homes, *distinct, *distinct_hosts]
         self._binary_re = (re.compile(_ALNUM_BEFORE.encode() + b"(" + b"|".join(re.escape(w.encode()) for w in binary)
                                       + b")" + _ALNUM_AFTER.encode()) if binary else None)
@@ -177,23 +199,30 @@ class Redactor:
 
     # -- use -----------------------------------------------------------------------------------
     def text(self, text: str, uuids: bool = True) -> str:
-        """Every identifying string in ``text`` replaced by its placeholder or hash."""
+        """Every secret and identifying string in ``text`` replaced by its placeholder or hash."""
+        counts = self.counts
+        text = scrub.secrets_and_addresses(text, counts, self.places)
+        text = scrub.machine_ids(text, counts, self.machine_hashes, self._hex_hash)
         if self._home_re is not None:
-            text = self._home_re.sub(lambda m: self.homes[m.group(0)], text)
+            text = self._home_re.sub(lambda m: _tally(counts, "home_folders", self.homes[m.group(0)]), text)
         if self._id_re is not None:
-            text = self._id_re.sub(lambda m: self.ids[m.group(1)], text)
+            text = self._id_re.sub(lambda m: _tally(counts, "identifiers", self.ids[m.group(1)]), text)
         if uuids:
             text = UUID_RE.sub(lambda m: m.group(0) if m.group(0).lower() in WELL_KNOWN_UUIDS
-                               else self.add_identifier_nocompile(m.group(0)), text)
+                               else _tally(counts, "identifiers", self.add_identifier_nocompile(m.group(0))), text)
         if self._user_ctx_re is not None:
-            text = self._user_ctx_re.sub(lambda m: self.users[_first(m)], text)
+            text = self._user_ctx_re.sub(lambda m: _tally(counts, "user_names", self.users[_first(m)]), text)
         if self._host_ctx_re is not None:
-            text = self._host_ctx_re.sub("host1", text)
+            text = self._host_ctx_re.sub(lambda m: _tally(counts, "host_names", "host1"), text)
         if self._host_re is not None:
-            text = self._host_re.sub("host1", text)
+            text = self._host_re.sub(lambda m: _tally(counts, "host_names", "host1"), text)
         if self._user_re is not None:
-            text = self._user_re.sub(lambda m: self.users[m.group(1)], text)
+            text = self._user_re.sub(lambda m: _tally(counts, "user_names", self.users[m.group(1)]), text)
         return text
+
+    def _hex_hash(self, value: str) -> str:
+        """A salted hash of the same shape (32 hex digits) for a machine or boot id."""
+        return self._digest(value)[:32]
 
     def user(self, name: str) -> str:
         """A name field known to hold an account name (passwd, group members): its placeholder."""
@@ -232,9 +261,8 @@ class Redactor:
         return "".join(f"{e}\0" for e in kept)
 
     def summary(self) -> dict[str, int]:
-        """Counts only: the manifest says what kind of redaction happened, never the values."""
-        return {"hostnames": len(self.hostnames), "users": len(self.users), "home_folders": len(self.homes),
-                "identifiers": len({v for v in self.ids.values()})}
+        """Counts only: how many replacements of each kind were made, never the values."""
+        return dict(sorted((k, n) for k, n in self.counts.items() if n))
 
     def secrets(self) -> list[str]:
         """Every string replaced wherever it stands (for tests and a last check over the bundle's
@@ -263,15 +291,9 @@ def _user_contexts(users: Iterable[str]) -> re.Pattern:
     )))
 
 
-def _host_contexts(hosts: Iterable[str]) -> re.Pattern:
-    """Where any hostname, common word or not, can only be the machine."""
-    alt = _alternation(hosts)
-    return re.compile("|".join((
-        rf"(?<=@)({alt})(?![A-Za-z0-9-])",  # user@host
-        rf"(?<![A-Za-z0-9_.-])({alt})(?=\.(?:local|lan|home|localdomain|internal)\b)",
-        rf"(?<=HOSTNAME=)({alt})(?![A-Za-z0-9-])",
-        rf"(?<=Linux )({alt})(?= \d)",  # uname -a, Xorg's "Current Operating System: Linux host 6.8.0"
-    )), re.IGNORECASE)
+def _tally(counts: Counter, kind: str, replacement: str) -> str:
+    counts[kind] += 1
+    return replacement
 
 
 def _as_int(value: str) -> int | None:
@@ -367,6 +389,8 @@ def redactor_for(root: HostRoot, extra_hostnames: Iterable[str] = (), extra_user
             red.add_hostname(text.strip())
     if root.is_live:
         red.add_hostname(os.uname().nodename)
+    for path in MACHINE_ID_FILES:
+        red.add_machine_id((root.try_read_text(path) or "").strip())
     for name in extra_hostnames:
         red.add_hostname(name)
     return red

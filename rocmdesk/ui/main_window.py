@@ -13,6 +13,7 @@ from rocmdesk import __version__
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import fmt_age, gpu_label
+from rocmdesk.ui.notifications import DesktopAlerts
 from rocmdesk.ui.settings import pictures_dir
 from rocmdesk.ui.tabs import available_tabs, load_factory
 from rocmdesk.ui.widgets import set_text
@@ -197,6 +198,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._age_timer.start()
         self._update_rate_label()
         self._update_age()
+        self.alerts = DesktopAlerts(ctx, self)
 
     # -- tabs ------------------------------------------------------------------------------------------
     def add_tab(self, widget: QtWidgets.QWidget, title: str, key: str | None = None,

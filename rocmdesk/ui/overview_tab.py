@@ -7,6 +7,7 @@ falling off the bus is news); they come back to life when the GPU reappears.
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -43,6 +44,8 @@ from rocmdesk.ui.widgets import (
 )
 
 DEFAULT_SENSORS = ("junction", "edge", "mem")
+# An APU's gpu_metrics carries its CPU cores' temperatures too: in the JSON and the exporter, not on a GPU card.
+CPU_SENSOR = re.compile(r"core\d+|l3_?\d*")
 CARD_RADIUS = 10
 TREND_S = 300.0
 # A trend taller than this says nothing more; with one or two GPUs the card stops growing there
@@ -337,7 +340,7 @@ class GpuCard(QtWidgets.QFrame):
             self.set_info(s.info)
         na = s.unavailable
         sensors = set(s.temperature_c) | {k.split(".", 1)[1] for k in na if k.startswith("temperature_c.")}
-        self._ensure_temps(sensors or DEFAULT_SENSORS)
+        self._ensure_temps({x for x in sensors if not CPU_SENSOR.fullmatch(x)} or DEFAULT_SENSORS)
         for sensor, readout in self.temps.items():
             value = s.temperature_c.get(sensor)
             crit = s.temperature_crit_c.get(sensor)
@@ -401,7 +404,13 @@ class GpuCard(QtWidgets.QFrame):
             tip = "" if is_number(mclk) else f"memory clock: {reason_of(na, 'mclk_mhz')}"
             if sclk_level:
                 tip = f"actual clock: {reason_of(na, 'sclk_mhz')}; shown: the active DPM level. {tip}".strip()
-            self.clocks.show_value(fmt_mhz(sclk) + sclk_level.replace(" (DPM level)", " lvl"), detail, tip)
+            throttle = s.throttle or {}
+            if throttle.get("active"):  # the driver's own reasons (gpu_metrics), not a guess from the clock
+                reasons = ", ".join(throttle.get("reasons") or []) or "no reason given"
+                detail = f"throttled: {reasons}"
+                tip = f"The driver reports throttling: {reasons}. {tip}".strip()
+            self.clocks.show_value(fmt_mhz(sclk) + sclk_level.replace(" (DPM level)", " lvl"), detail, tip,
+                                   pal.warm if throttle.get("active") else None)
         else:
             self.clocks.show_value(NA, "", reason_of(na, "sclk_mhz"))
 

@@ -82,6 +82,8 @@ class Settings:
     graph_mode: str = "overlay"  # all selected GPUs on one set of axes, or one GPU ("single")
     graph_gpu: str = ""  # PCI address shown in "single" mode
     last_tab: str = "overview"
+    alerts_enabled: bool = True  # desktop notifications: over crit, throttling, GPU gone, ECC errors
+    alert_throttle_s: int = 30  # throttling must last this long before it alerts
 
     # -- validation ---------------------------------------------------------------------------
     def normalized(self) -> Settings:
@@ -108,6 +110,11 @@ class Settings:
             out.graph_window_s = default.graph_window_s
         if not isinstance(out.selected_gpus, list) or not all(isinstance(p, str) for p in out.selected_gpus):
             out.selected_gpus = []
+        if not isinstance(out.alerts_enabled, bool):
+            out.alerts_enabled = default.alerts_enabled
+        if isinstance(out.alert_throttle_s, bool) or not isinstance(out.alert_throttle_s, int) \
+                or not 1 <= out.alert_throttle_s <= 3600:
+            out.alert_throttle_s = default.alert_throttle_s
         for name in ("geometry", "window_state", "graph_gpu", "last_tab"):
             if not isinstance(getattr(out, name), str):
                 setattr(out, name, getattr(default, name))

@@ -38,7 +38,7 @@ def host(tmp_path):
 def test_journal_entry_knows_it_was_interrupted(host):
     entries = {e.action: e for e in journal.list_entries(HostRoot(host))}
     crashed, fine = entries["modprobe-unblacklist-amdgpu"], entries["set-performance-level"]
-    assert crashed.interrupted and crashed.status == "pending" and crashed.change_states == ["writing"]
+    assert crashed.interrupted and crashed.status == "pending" and crashed.change_states == ["writing", "writing"]
     assert not fine.interrupted and fine.status == "applied"
     assert not journal.entry_from_json({"undo_id": "x", "status": "undone",
                                         "changes": [{"kind": "rename", "path": "/a", "to": "/b",

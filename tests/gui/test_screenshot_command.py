@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmdesk.commands.screenshot import parse_scale, parse_seconds, parse_size
+from rocmdesk.ui.screenshot_command import parse_scale, parse_seconds, parse_size
 
 REPO = Path(__file__).resolve().parents[2]
 

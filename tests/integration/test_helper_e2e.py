@@ -93,6 +93,11 @@ def _namespace_works(tmp_path: Path) -> str | None:
 
 @pytest.fixture
 def host(tmp_path):
+    return namespace_host(tmp_path)
+
+
+def namespace_host(tmp_path: Path) -> Path:
+    """A host tree ready to be bound over the real folders (skips when namespaces are unavailable)."""
     reason = _namespace_works(tmp_path)
     if reason:
         pytest.skip(reason)
@@ -162,7 +167,8 @@ def test_findings_fix_recheck_green_and_undo_to_identical_bytes(host):
     assert snapshot(host, "etc", "sys") == before, "undo restores every byte"
     assert check(host, "amdgpu-blacklisted").status is Status.FAIL
     audit = [json.loads(line) for line in (host / "var/log/rocmdesk/audit.log").read_text().splitlines()]
-    assert len(audit) == 2 * len(applied) and all(a["uid"] == 1000 and a["result"] == "ok" for a in audit)
+    assert [a["event"] for a in audit] == ["begin", "end"] * (2 * len(applied)), "a begin and an end line per run"
+    assert all(a["uid"] == 1000 for a in audit) and all(a["result"] == "ok" for a in audit[1::2])
 
 
 def test_groups_initramfs_and_tuning_end_to_end(host):

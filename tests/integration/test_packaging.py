@@ -368,12 +368,14 @@ def test_pkexec_authorizes_the_apps_helper_run_for_a_user_polkit_allows(installe
     assert json.loads(result["stdout"]) == {"ok": False, "action": "reset-power-cap",
                                             "error": f"refusing: no PCI device {PROBE_PCI}"}
     assert result["kind"] == "refused" and result["message"] == f"Refusing: no PCI device {PROBE_PCI}"
-    # The helper learns who asked only from pkexec's PKEXEC_UID, and writes it to its audit log.
-    assert len(records) == 1, records
-    assert records[0]["uid"] == uid
-    assert records[0]["action"] == "reset-power-cap" and records[0]["args"] == [PROBE_PCI]
-    assert records[0]["result"] == f"error: refusing: no PCI device {PROBE_PCI}"
-    assert records[0]["changes"] == [] and records[0]["undo_id"] is None
+    # The helper learns who asked only from pkexec's PKEXEC_UID, and writes it to its audit log: a begin
+    # line before it does anything, an end line with the result.
+    assert [r["event"] for r in records] == ["begin", "end"], records
+    begin, end = records
+    assert begin["run"] == end["run"] and begin["uid"] == end["uid"] == uid
+    assert end["action"] == "reset-power-cap" and begin["args"] == end["args"] == [PROBE_PCI]
+    assert end["result"] == f"error: refusing: no PCI device {PROBE_PCI}"
+    assert end["changes"] == [] and end["undo_id"] is None
     assert not Path("/var/lib/rocmdesk/journal").exists()  # nothing was planned, so nothing journaled
 
     assert other["exit_code"] == 127 and other["stdout"] == ""

@@ -1,13 +1,17 @@
 """Every check module; importing this package registers them all with the engine."""
 
 from rocmdesk.diagnosis.checks import (  # noqa: F401
+    container,
     display,
+    dkms,
     driver,
     environment,
     gpu_programs,
     gpu_support,
     hardware,
     initramfs,
+    launchers,
     permissions,
     python_torch,
+    wsl,
 )

@@ -422,7 +422,9 @@ def _enroll_steps(key: str) -> tuple[str, ...]:
             f"After the reboot `mokutil --test-key {key}` must say it is already enrolled; check "
             "`lsmod | grep amdgpu`.",
             "Alternative without signing: remove amdgpu-dkms and use the distribution's signed in-tree amdgpu "
-            "driver.")
+            "driver.",
+            "Or, as the ROCm installation FAQ offers when you prefer not to sign, turn Secure Boot off in the "
+            "firmware setup.")
 
 
 def _no_signing_key(facts: HostFacts, ev: list[Evidence]):

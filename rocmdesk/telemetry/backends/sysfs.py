@@ -427,9 +427,8 @@ def apply_gpu_metrics(sample: GpuSample, metrics: gpu_metrics.GpuMetrics) -> Non
         if key not in sample.temperature_c:
             sample.temperature_c[key] = value
             sample.unavailable.pop(f"temperature_c.{key}", None)
-    for key, reason in metrics.unavailable.items():
-        if key.startswith("temperature_c.") and key[14:] not in sample.temperature_c:
-            sample.unavailable.setdefault(key, reason)
+    # A sensor the board does not have (vrgfx on a laptop, all ones or 0 in the table) is simply absent:
+    # only the three standard sensors are listed as N/A, and hwmon has already said why for those.
     sample.power_w_by_rail.update(metrics.power_w_by_rail)
     sample.clocks_mhz.update(metrics.clocks_mhz)
     for rail, value in metrics.voltage_mv_by_rail.items():

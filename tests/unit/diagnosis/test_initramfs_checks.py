@@ -346,7 +346,7 @@ def test_clean_workstation_nothing_of_ours_fires(tmp_path):
 
 
 def _to_listing(root, image):
-    from rocmdesk.report.initramfs_listing import list_image_lines
+    from rocmdesk.diagnosis.initramfs_listing import list_image_lines
 
     host = "/" + str(image.relative_to(root))
     text = "\n".join(list_image_lines(str(image), host)) + "\n"

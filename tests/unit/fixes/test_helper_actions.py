@@ -170,6 +170,7 @@ def test_groups_only_for_the_caller_and_only_missing_ones(host):
     (host / "etc/group").write_text("video:x:44:alice\nrender:x:105:\n")
     result = apply(make_ctx(host, runner), "add-user-to-groups", "render,video")
     assert runner.calls == [["/usr/sbin/usermod", "-a", "-G", "render", "alice"]]
+    (host / "etc/group").write_text("video:x:44:alice\nrender:x:105:alice\n")  # what usermod did
     apply(make_ctx(host, runner), "undo", result["undo_id"])
     assert runner.calls[-1] == ["/usr/bin/gpasswd", "-d", "alice", "render"]
     (host / "etc/group").write_text("video:x:44:alice\nrender:x:105:alice\n")
@@ -204,7 +205,7 @@ def test_power_cap_range_is_read_just_before_writing(host):
     changes = H.plan_action(ctx, "set-power-cap", (GPU_PCI, "330"))
     cap_max.write_text("300000000\n")
     with pytest.raises(H.HelperError, match="outside"):
-        H.perform(ctx, changes[0], "x", 0, [])
+        H.perform(ctx, changes[0], H.prepare(ctx, changes[0], "x", 0))
     assert sysfs(host, GPU_PCI, "power1_cap").read_text() == "290000000\n"
 
 
@@ -312,7 +313,7 @@ def test_lock_serializes_runs(host, monkeypatch):
     assert sysfs(host, GPU_PCI, "power_dpm_force_performance_level").read_text() == "auto\n"
 
 
-def test_one_audit_line_per_run_and_syslog(host):
+def test_begin_and_end_audit_lines_per_run_and_syslog(host):
     (host / "dev").mkdir()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     server.bind(str(host / "dev/log"))
@@ -326,9 +327,12 @@ def test_one_audit_line_per_run_and_syslog(host):
         server.close()
     assert message.startswith("<85>rocmdesk-helper[") and '"action": "set-power-cap"' in message
     lines = [json.loads(line) for line in (host / "var/log/rocmdesk/audit.log").read_text().splitlines()]
-    assert [line["result"][:5] for line in lines] == ["ok", "error"]
-    assert lines[0]["uid"] == CALLER_UID and lines[0]["args"] == [GPU_PCI, "300"]
-    assert lines[0]["changes"][0]["old"] == "290000000" and lines[0]["changes"][0]["new"] == "300000000"
+    assert [line["event"] for line in lines] == ["begin", "end", "begin", "end"]
+    assert lines[0]["run"] == lines[1]["run"] != lines[2]["run"] == lines[3]["run"]
+    ends = lines[1::2]
+    assert [line["result"][:5] for line in ends] == ["ok", "error"]
+    assert ends[0]["uid"] == CALLER_UID and ends[0]["args"] == [GPU_PCI, "300"] == lines[0]["args"]
+    assert ends[0]["changes"][0]["old"] == "290000000" and ends[0]["changes"][0]["new"] == "300000000"
 
 
 def test_audit_without_dev_log_never_fails(host):

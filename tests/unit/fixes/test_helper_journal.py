@@ -41,7 +41,8 @@ def test_crash_after_the_rename_leaves_a_journal_that_names_the_backup(host):
     assert runner.calls == [], "the crash came before the initramfs rebuild"
     [entry] = journal_entries(host)
     assert entry["status"] == "pending"
-    [record] = entry["changes"]
+    [record, rebuild] = entry["changes"]
+    assert rebuild["kind"] == "command" and rebuild["state"] == "writing", "written ahead, never run"
     assert record["path"] == BLACKLIST and record["state"] == "writing"
     backup = host / record["_backup_host"].lstrip("/")
     assert record["_backup_host"].startswith(f"/var/lib/rocmdesk/backups/{entry['undo_id']}/")
@@ -65,7 +66,7 @@ def test_crash_before_the_write_undoes_to_nothing(host):
     [entry] = journal_entries(host)
     assert entry["changes"][0]["state"] == "writing"
     preview = H.preview_action(make_ctx(host), "undo", [entry["undo_id"]])
-    assert preview["ok"] and preview["changes"] == []
+    assert preview["ok"] and preview["changes"] == [], "nothing to restore, so no rebuild either"
     assert apply(make_ctx(host), "undo", entry["undo_id"])["ok"]
     assert snapshot(host, "etc") == before
 
@@ -102,11 +103,11 @@ def test_journal_is_saved_before_the_file_is_replaced(host):
     def look(where, path):
         if where == "before-rename" and os.path.realpath(path) == os.path.realpath(target):
             [entry] = journal_entries(host)
-            seen.append([(c["path"], c["state"], bool(c.get("_backup_host"))) for c in entry["changes"]])
+            seen.append([(c.get("path"), c["state"], bool(c.get("_backup_host"))) for c in entry["changes"]])
 
     result = apply(make_ctx(host, fault=look), "modprobe-unblacklist-amdgpu", BLACKLIST)
     assert result["ok"]
-    assert seen == [[(BLACKLIST, "writing", True)]]
+    assert seen == [[(BLACKLIST, "writing", True), (None, "writing", False)]], "the rebuild is written ahead too"
     [entry] = journal_entries(host)
     assert entry["status"] == "applied" and [c["state"] for c in entry["changes"] if c["kind"] == "file"] == ["done"]
 

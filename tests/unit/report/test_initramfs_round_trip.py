@@ -8,11 +8,11 @@ import random
 
 import pytest
 
+from rocmdesk.diagnosis.initramfs_listing import MODULES_NAME
 from rocmdesk.diagnosis.runner import diagnose
 from rocmdesk.host import HostRoot
 from rocmdesk.report.bundle import open_bundle, prepare_bundle
 from rocmdesk.report.collect import CAPTURE_MAX_FILE_BYTES
-from rocmdesk.report.initramfs_listing import MODULES_NAME
 from tests.support import scenarios as sc
 from tests.support.initramfs_images import IN_TREE, fake_module, install_matching_initramfs, module_file, write
 
@@ -78,7 +78,7 @@ GOOD = {"format": "rocmdesk-module-records/1", "kernel": sc.KERNEL, "notes": [],
 
 
 def test_recorded_module_is_read_and_damaged_records_are_ignored(tmp_path):
-    from rocmdesk.report.initramfs_listing import recorded_module
+    from rocmdesk.diagnosis.initramfs_listing import recorded_module
 
     root = _snapshot_with_record(tmp_path, json.dumps(GOOD))
     fp = recorded_module(root, f"/{MODULE}")
@@ -94,7 +94,7 @@ def test_recorded_module_is_read_and_damaged_records_are_ignored(tmp_path):
 
 def test_modules_dep_keeps_the_gpu_lines_at_their_numbers():
     from rocmdesk.report.filters import reduced
-    from rocmdesk.report.scrub import modules_dep_relevant
+    from rocmdesk.report.reduce import modules_dep_relevant
 
     text = ("kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n"
             f"{IN_TREE}/amdgpu.ko.zst: kernel/drivers/gpu/drm/drm_exec.ko.zst\n"

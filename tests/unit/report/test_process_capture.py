@@ -7,7 +7,7 @@ import os
 from rocmdesk.host import HostRoot
 from rocmdesk.report.collect import Collector, _add_gpu_processes
 from rocmdesk.report.redact import Redactor
-from rocmdesk.report.scrub import SECRET_VALUE, cmdline_args
+from rocmdesk.report.reduce import SECRET_VALUE, cmdline_args
 
 
 def _red() -> Redactor:

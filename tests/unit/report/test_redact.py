@@ -16,7 +16,7 @@ from rocmdesk.host import HostRoot
 from rocmdesk.report.bundle import open_bundle, prepare_bundle
 from rocmdesk.report.collect import access_gids
 from rocmdesk.report.redact import Redactor, redactor_for
-from rocmdesk.report.scrub import transform
+from rocmdesk.report.reduce import transform
 from tests.support import scenarios as sc
 
 
@@ -33,7 +33,8 @@ def _red(user: str = "alice", host: str | None = "ws-alice-1", system=("render",
     ("/home/alice/ComfyUI", "/home/user1/ComfyUI"),
     ("/home/alice-data/models", "/home/user1-data/models"),
     ("/home/alice_backup", "/home/user1_backup"),
-    ("ssh alice@example.org", "ssh user1@example.org"),
+    ("ssh alice@gpu-box", "ssh user1@gpu-box"),
+    ("mail alice@example.org", "mail user@example.invalid"),  # an e-mail address goes whole
     ("ping alice.local", "ping user1.local"),
     ("owner alice render", "owner user1 render"),
     ("/srv/data-alice/x", "/srv/data-user1/x"),

@@ -94,9 +94,10 @@ def test_same_diagnosis_after_a_round_trip(tmp_path, name):
     root = sc.clean_workstation(tmp_path / "root")
     sc.comfyui_process(root, activated=name == "comfyui-activated-venv")
     SCENARIOS[name](root)
-    source = _diagnosis(diagnose(HostRoot(root)))
+    source_report = diagnose(HostRoot(root))
     source_envs = _environments(HostRoot(root))
     plan = prepare_bundle(HostRoot(root))
+    source = _normalized(plan.redact_json(_diagnosis(source_report)))  # the host name in logs, say
     bundle = tmp_path / "b.tar.gz"
     plan.save(bundle)
     raw = gzip.decompress(bundle.read_bytes())
@@ -132,3 +133,15 @@ def test_the_environment_only_a_process_names_is_evidence_after_the_round_trip(t
         report = diagnose(opened.root)
     evidence = [e.text for f in report.findings if f.id == "torch-wheel-mismatch" for e in f.evidence]
     assert f"found as running GPU process {CONDA_PID} (/opt/envs/sd/bin/python3.11)" in evidence, evidence
+
+
+def test_a_nul_padded_gpu_keeps_its_sysfs_files_and_gpu_metrics(tmp_path):
+    """The real RX 6900 XT dump pads every read with NULs to a page, vendor and class included: the
+    capture must still see an AMD GPU there and keep its live files and its binary gpu_metrics table."""
+    root = sc.clean_workstation(tmp_path / "root")
+    sc.add_second_gpu(root)  # the rx6900xt dump
+    plan = prepare_bundle(HostRoot(root))
+    names = {m.name for m in plan.members}
+    device = "sys/devices/pci0000:00/0000:00:0a.0/0000:0a:00.0"
+    for name in ("vendor", "gpu_busy_percent", "current_link_width", "max_link_width", "gpu_metrics"):
+        assert f"{device}/{name}" in names, name
