@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Iterable
 
+from rocmdesk.diagnosis.services import KNOWN_GPU_SERVICES
 from rocmdesk.report import scrub
 from rocmdesk.report.filters import SHELL_RC, home_file_ok, module_name, reduced
 from rocmdesk.report.redact import SERIAL_FILE_NAMES, Redactor, keep_env_name
@@ -158,7 +159,11 @@ def _passwd_lines(text: str, red: Redactor) -> str:
         if len(parts) < 7:
             out.append("")
             continue
-        if parts[0] in red.users or parts[2] == "0":
+        if _service_account(parts):
+            # ollama, comfyui…: the accounts GPU services run as; system accounts, not people
+            parts[1], parts[4] = "x", ""
+            out.append(":".join(parts))
+        elif parts[0] in red.users or parts[2] == "0":
             parts[0] = red.user(parts[0])
             parts[1] = "x"
             parts[4] = ""  # the full name (GECOS)
@@ -169,6 +174,13 @@ def _passwd_lines(text: str, red: Redactor) -> str:
     return "".join(f"{line}\n" for line in out)
 
 
+def _service_account(parts: list[str]) -> bool:
+    """A system account named like a GPU server (ollama): its groups decide gpu-service-cannot-open-gpu."""
+    return (parts[2].isdigit() and 0 < int(parts[2]) <= SYSTEM_UID_MAX and not parts[5].startswith("/home/")
+            and KNOWN_GPU_SERVICES.match(f"{parts[0]}.service") is not None)
+
+
+SYSTEM_UID_MAX = 999
 SYSTEM_GID_MAX = 999
 RELEVANT_GROUPS = frozenset({"video", "render", "root", "kfd", "users", "wheel", "sudo", "adm"})
 

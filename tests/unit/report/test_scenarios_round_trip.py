@@ -145,3 +145,15 @@ def test_a_nul_padded_gpu_keeps_its_sysfs_files_and_gpu_metrics(tmp_path):
     device = "sys/devices/pci0000:00/0000:00:0a.0/0000:0a:00.0"
     for name in ("vendor", "gpu_busy_percent", "current_link_width", "max_link_width", "gpu_metrics"):
         assert f"{device}/{name}" in names, name
+
+
+def test_a_gpu_service_account_survives_the_capture_and_people_do_not(tmp_path):
+    from rocmdesk.report.reduce import _passwd_lines
+    from rocmdesk.report.redact import Redactor
+
+    text = ("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+            "ollama:x:998:998:Ollama,,,:/usr/share/ollama:/bin/false\n"
+            "zorana:x:1000:1000:Zorana Example:/home/zorana:/bin/bash\n")
+    kept = _passwd_lines(text, Redactor()).splitlines()
+    assert kept[2] == "ollama:x:998:998::/usr/share/ollama:/bin/false"  # its groups decide gpu-service-cannot-open-gpu
+    assert kept[1] == "" and "Zorana" not in "".join(kept)
