@@ -148,8 +148,8 @@ def test_a_nul_padded_gpu_keeps_its_sysfs_files_and_gpu_metrics(tmp_path):
 
 
 def test_a_gpu_service_account_survives_the_capture_and_people_do_not(tmp_path):
-    from rocmdesk.report.reduce import _passwd_lines
     from rocmdesk.report.redact import Redactor
+    from rocmdesk.report.reduce import _passwd_lines
 
     text = ("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
             "ollama:x:998:998:Ollama,,,:/usr/share/ollama:/bin/false\n"
