@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
-from rocmdesk.diagnosis.facts import REGENERATE_COMMANDS
+from rocmdesk.diagnosis.distro import REGENERATE_COMMANDS
 
 log = logging.getLogger(__name__)
 
@@ -621,7 +621,7 @@ def fingerprint(path: str, data: bytes) -> ModuleFingerprint:
 
 # -- the host: which generator, which image, which module the kernel would load ------------------
 
-GENERATOR_COMMANDS = REGENERATE_COMMANDS  # one table for every step that rebuilds an image (facts.py)
+GENERATOR_COMMANDS = REGENERATE_COMMANDS  # one table for every step that rebuilds an image (distro.py)
 MODULE_CAPTURE = 64 << 20
 _MODPROBE_PREFIXES = ("etc/modprobe.d/", "usr/lib/modprobe.d/", "lib/modprobe.d/")
 _MODULE_PATH_RE = re.compile(r"^(?:usr/)?lib/modules/([^/]+)/(.+)$")
