@@ -23,9 +23,11 @@ import logging
 import re
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import HostFacts, PciDevice, module_param
+from rocmdesk.diagnosis.facts import HostFacts
+from rocmdesk.diagnosis.kmod_config import module_param
 from rocmdesk.diagnosis.legacy_asics import BY_NAME, CIK, SI, LegacyAsic, asic_of
 from rocmdesk.diagnosis.model import Evidence, Severity
+from rocmdesk.diagnosis.pci_kfd import PciDevice
 
 log = logging.getLogger(__name__)
 
