@@ -154,11 +154,65 @@ def test_listed_gpu_passes_and_no_topology_skips(tmp_path):
     assert sc.run_check(root, KFD).status is Status.SKIP
 
 
+# -- torch-wheel-mismatch --------------------------------------------------------------------------------------
+
+WHEEL = "torch-wheel-mismatch"
+SUGGESTED = "hsa-override-suggested"
+
+
+def comfy_env(root: Path, torch: str, version: str, py: str = "3.11", companions: bool = True) -> Path:
+    """The workstation's ComfyUI venv replaced by one holding ``torch`` (a TORCH_BUILDS kind) at ``version``."""
+    import shutil
+
+    from tests.support.python_envs import make_venv
+
+    venv = root / "home/alice/ComfyUI/venv"
+    shutil.rmtree(venv)
+    return make_venv(root / "home/alice/ComfyUI", "venv", torch, py=py, version=version, companions=companions)
+
+
+def test_comfyui_2058_custom_node_left_pypi_cuda_torch_on_rx6750(tmp_path):
+    """Comfy-Org/ComfyUI#2058: Ubuntu 22.04, RX 6750 XT; after installing a custom node (Stable Video Diffusion)
+    ComfyUI says "RuntimeError: Found no NVIDIA driver on your system". Solved in the thread: uninstall torch,
+    torchvision, torchaudio and reinstall them from the ROCm index as ComfyUI's README says. Assumed: PCI id 1002:73DF
+    (gfx1031), the venv's Python 3.10, PyPI's untagged torch 2.1.1 with its nvidia-* requirements, ROCm 5.7 under
+    /opt. The README's 10.3.0 override for the RX 6700/6750 is the info the machine also gets."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100301, 0x73DF)], rocm="5.7.1")
+    comfy_env(root, "cuda-untagged", "2.1.1", py="3.10")
+    findings = diagnose(root)
+    assert set(findings) == {WHEEL, SUGGESTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    finding = findings[WHEEL][0]
+    assert finding.severity is Severity.ERROR
+    assert finding.title == "PyTorch is a CUDA build, not a ROCm build"
+    assert any("nvidia-cuda-runtime-cu12" in t for t in texts(finding))
+    steps = steps_of(finding)
+    assert "--force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm" in steps
+    assert "--extra-index-url" in steps  # says not to use it
+    assert finding.fix.action is not None  # a venv with an interpreter and Python 3.10: the one-click fix
+    assert findings[SUGGESTED][0].severity is Severity.INFO
+
+
+def test_issue_12_python_3_7_env_gets_no_reinstall_that_can_only_fail(tmp_path):
+    """Issue 12's own case: into a Python 3.7 environment rocmdesk offered a one-click reinstall from an index that has
+    no wheel for 3.7. Rebuilt: the workstation's ComfyUI venv on Python 3.7 with torch 1.13.1+cu117 (the last CUDA
+    torch for 3.7). Every index rocmdesk installs from needs Python 3.8 or newer (PYTHON_FOR_INDEX), so no one-click
+    fix, and the steps say to make a new environment with a newer Python."""
+    root = sc.clean_workstation(tmp_path / "r")
+    comfy_env(root, "cuda", "1.13.1+cu117", py="3.7")
+    finding = only(diagnose(root), WHEEL)
+    assert finding.fix.action is None
+    assert "Python 3.7" in finding.explanation and "no one-click fix" in finding.explanation
+    steps = steps_of(finding)
+    assert "python3.11 -m venv" in steps and "--index-url https://download.pytorch.org/whl/rocm" in steps
+    assert "--force-reinstall" not in steps
+
+
 # -- metadata ties ---------------------------------------------------------------------------------------------
 
 
 REPORTS_TESTED = {
     KFD: ("ROCm/legacy-rocm-build#1804", "ROCm/legacy-rocm-build#2232"),
+    WHEEL: ("Comfy-Org/ComfyUI#2058", "issue 12 (rocmdesk)"),
 }
 
 
