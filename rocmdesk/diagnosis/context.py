@@ -40,7 +40,7 @@ class DiagnosisContext:
     # -- kernel ------------------------------------------------------------------------------
     @functools.cached_property
     def kernel_release(self) -> str | None:
-        from rocmdesk.diagnosis.facts import kernel_release_of
+        from rocmdesk.diagnosis.etc_parsers import kernel_release_of
 
         return kernel_release_of(self.read("/proc/sys/kernel/osrelease"))
 

@@ -10,6 +10,7 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     gpu_support,
     hardware,
     initramfs,
+    kfd_listing,
     launchers,
     permissions,
     python_torch,
