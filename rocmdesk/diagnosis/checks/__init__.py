@@ -14,5 +14,6 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     launchers,
     permissions,
     python_torch,
+    torch_gpu_code,
     wsl,
 )

@@ -207,12 +207,98 @@ def test_issue_12_python_3_7_env_gets_no_reinstall_that_can_only_fail(tmp_path):
     assert "--force-reinstall" not in steps
 
 
+# -- item 5: the installed ROCm torch has no code for this GPU -------------------------------------------------
+
+NOCODE = "torch-no-code-for-gpu"
+UNSUPPORTED = "gpu-not-supported-by-rocm"
+FEDORA42 = 'NAME="Fedora Linux"\nVERSION="42 (Workstation Edition)"\nID=fedora\nVERSION_ID=42\n'
+MINT = ('NAME="Linux Mint"\nVERSION="22 (Wilma)"\nID=linuxmint\nID_LIKE="ubuntu debian"\nVERSION_ID="22"\n'
+        'UBUNTU_CODENAME=noble\n')
+
+
+def test_therock_1184_gfx110x_wheels_on_a_780m(tmp_path):
+    """ROCm/TheRock#1184: Fedora 42, Ryzen 7 7840HS with Radeon 780M (gfx1103), TheRock's rocm+torch pip packages
+    (ROCm 7.0.0rc20250803): "RuntimeError: HIP error: invalid device function"; `rocm-sdk targets` says
+    gfx1100;gfx1101;gfx1102; HSA_OVERRIDE_GFX_VERSION=11.0.0 makes the system hang. What helps: wheels that carry
+    gfx1103. Assumed: the venv is the workstation's ComfyUI venv on Python 3.12, the torch version
+    2.7.0a0+rocm7.0.0rc20250803, TheRock's library wheel laid out as _rocm_sdk_libraries_gfx110X_dgpu, PCI id
+    1002:15BF, no override set."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x15BF)], rocm=None)
+    sc.write(root, "/etc/os-release", FEDORA42)
+    venv = comfy_env(root, "rocm", "2.7.0a0+rocm7.0.0rc20250803", py="3.12")
+    site = venv / "lib/python3.12/site-packages"
+    tensile_folder(site / "_rocm_sdk_libraries_gfx110X_dgpu/lib/rocblas/library", ["gfx1100", "gfx1101", "gfx1102"])
+    findings = diagnose(root)
+    assert set(findings) == {NOCODE, SUGGESTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    finding = findings[NOCODE][0]
+    assert finding.severity is Severity.ERROR
+    assert finding.title == "The installed PyTorch has no code for gfx1103"
+    assert any("rocBLAS Tensile library (TheRock) has code for gfx1100, gfx1101, gfx1102" in t for t in texts(finding))
+    assert any("gfx_target_version 110003" in t for t in texts(finding))
+    steps = steps_of(finding)
+    assert "--force-reinstall torch torchvision --index-url https://download.pytorch.org/whl/rocm7.14" in steps
+    assert "torchaudio is left out" in steps  # its last release (2.11) has no rocm7.14 wheel
+    assert finding.fix.action == ("pip-reinstall-rocm-torch", "/home/alice/ComfyUI/venv",
+                                  "https://download.pytorch.org/whl/rocm7.14")
+
+
+def test_pytorch_179865_rocm7_2_nightly_on_vega56(tmp_path):
+    """pytorch/pytorch#179865: Linux Mint (Ubuntu-based), Python 3.12.3, RX Vega 56 (gfx900), ComfyUI venv with torch
+    2.12.0.dev20260408+rocm7.2: "rocBLAS error: Cannot read .../torch/lib/rocblas/library/TensileLibrary.dat: Illegal
+    seek for GPU arch : gfx900", listing TensileLibrary_lazy_ files for gfx908, gfx1030, gfx90a, gfx1100, gfx1201,
+    gfx1101, gfx1151, gfx942, gfx950, gfx1200, gfx1150, gfx1102 (rebuilt verbatim). The wheels that still carry gfx900
+    are the rocm6.3 ones (rocm_support). Assumed: the venv at the workstation's ComfyUI (the reporter's is on
+    /media/HDD), PCI id 1002:687F, ROCm 6.4.1 under /opt."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(90000, 0x687F)], rocm="6.4.1")
+    sc.write(root, "/etc/os-release", MINT)
+    venv = comfy_env(root, "rocm", "2.12.0.dev20260408+rocm7.2", py="3.12")
+    tensile_folder(venv / "lib/python3.12/site-packages/torch/lib/rocblas/library",
+                   ["gfx908", "gfx1030", "gfx90a", "gfx1100", "gfx1201", "gfx1101", "gfx1151", "gfx942", "gfx950",
+                    "gfx1200", "gfx1150", "gfx1102"])
+    findings = diagnose(root)
+    assert set(findings) == {NOCODE, UNSUPPORTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    finding = findings[NOCODE][0]
+    assert finding.title == "The installed PyTorch has no code for gfx900"
+    assert "rocm6.3" in finding.explanation
+    assert "--index-url https://download.pytorch.org/whl/rocm6.3" in steps_of(finding)
+    assert any(t.endswith("torch/lib/rocblas/library: rocBLAS Tensile library has code for gfx1030, gfx1100, "
+                          "gfx1101, gfx1102, gfx1150, gfx1151, gfx1200, gfx1201, gfx908, gfx90a, gfx942, gfx950")
+               for t in texts(finding))
+
+
+def test_wheel_with_the_gpu_and_an_override_that_covers_it_pass(tmp_path):
+    from tests.support.rocm_libs import tensile_folder
+
+    root = sc.clean_workstation(tmp_path / "r")  # RX 7900 XTX, gfx1100
+    site = root / "home/alice/ComfyUI/venv/lib/python3.11/site-packages"
+    tensile_folder(site / "torch/lib/rocblas/library", ["gfx1030", "gfx1100"])
+    assert sc.run_check(root, NOCODE).status is Status.PASS
+    root2 = reporter_machine(tmp_path / "r2", [Gpu(100301, 0x73DF)])  # RX 6700 XT, gfx1031, 10.3.0 in the session
+    tensile_folder(root2 / "home/alice/ComfyUI/venv/lib/python3.11/site-packages/torch/lib/rocblas/library",
+                   ["gfx1030", "gfx1100"])
+    finding = only_finding(sc.run_check(root2, NOCODE))
+    assert finding.fix.action is None and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in steps_of(finding)
+    sc.session_env(root2, HSA_OVERRIDE_GFX_VERSION="10.3.0")
+    assert sc.run_check(root2, NOCODE).status is Status.PASS
+
+
+def test_no_library_files_cannot_tell(tmp_path):
+    root = sc.clean_workstation(tmp_path / "r")
+    result = sc.run_check(root, NOCODE)
+    assert result.status is Status.PASS and "no ROCm library file names" in result.reason
+
+
 # -- metadata ties ---------------------------------------------------------------------------------------------
 
 
 REPORTS_TESTED = {
     KFD: ("ROCm/legacy-rocm-build#1804", "ROCm/legacy-rocm-build#2232"),
     WHEEL: ("Comfy-Org/ComfyUI#2058", "issue 12 (rocmdesk)"),
+    NOCODE: ("ROCm/TheRock#1184", "pytorch/pytorch#179865"),
 }
 
 
