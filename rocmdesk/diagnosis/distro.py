@@ -188,3 +188,43 @@ def initramfs_step_for_image_systems(key: str | None) -> str | None:
         return (f"NixOS builds the initramfs from {NIXOS_CONFIG} (`boot.initrd.kernelModules = [ \"amdgpu\" ];`, "
                 "`boot.blacklistedKernelModules`): change it there and run `sudo nixos-rebuild boot`.")
     return None
+
+
+def distro_family(os_release: dict[str, str]) -> str | None:
+    """"debian", "fedora", "arch", "suse" or None: the initramfs generator and package database families.
+    Fix steps use the finer key of :func:`family_key` (Ubuntu, Mageia, Fedora Atomic,
+    NixOS differ in commands)."""
+    return coarse(family_key(os_release))
+
+
+# -- fix wording that depends on the distribution (facts 1b, 1c) -------------------------------------
+
+
+# The generators' own commands, for one kernel: update-initramfs -u alone rebuilds only the NEWEST installed
+# kernel's image, so -k names the one wanted (update-initramfs(8) [S10]); dracut --kver the same; mkinitcpio -P
+# runs every preset (facts 1b). The root helper runs the same commands (helper/rocmdesk-helper).
+REGENERATE_COMMANDS = {
+    "initramfs-tools": "update-initramfs -u -k {kver}",
+    "dracut": "dracut -f --kver {kver}",
+    "mkinitcpio": "mkinitcpio -P",
+}
+_FAMILY_GENERATOR = {"debian": "initramfs-tools", "ubuntu": "initramfs-tools", "fedora": "dracut", "suse": "dracut",
+                     "mageia": "dracut", "arch": "mkinitcpio"}
+
+
+def regenerate_command(generator: str, kver: str | None) -> str:
+    """The command that rebuilds the image of kernel ``kver`` (``$(uname -r)``, the running one, when unknown),
+    with ``sudo`` as every manual root step here says it."""
+    return "sudo " + REGENERATE_COMMANDS[generator].format(kver=kver or "$(uname -r)")
+
+
+def initramfs_regenerate_step(family: str | None, generator: str | None = None, kver: str | None = None) -> str:
+    """Regenerate the running kernel's initramfs, once, with the generator the machine uses: the one the
+    initramfs inspection detected, else the distribution's usual one; all three when neither is known."""
+    generator = generator or _FAMILY_GENERATOR.get(family or "")
+    if generator in REGENERATE_COMMANDS:
+        return f"Regenerate the running kernel's initramfs once: `{regenerate_command(generator, kver)}`."
+    return ("Regenerate the running kernel's initramfs once, with the tool this system uses: "
+            f"`{regenerate_command('initramfs-tools', kver)}` (initramfs-tools: Debian, Ubuntu), "
+            f"`{regenerate_command('dracut', kver)}` (dracut: Fedora, RHEL, openSUSE) or "
+            f"`{regenerate_command('mkinitcpio', kver)}` (mkinitcpio: Arch).")

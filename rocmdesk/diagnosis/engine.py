@@ -20,8 +20,8 @@ from rocmdesk.diagnosis.model import CheckResult, Evidence, Finding, Fix, Severi
 log = logging.getLogger(__name__)
 
 # Areas in the order the Diagnosis tab and the text report show them.
-AREAS: tuple[str, ...] = ("Driver", "Permissions", "Environment", "Python and PyTorch", "Container", "Display",
-                         "Hardware")
+AREAS: tuple[str, ...] = ("Driver", "Hardware", "Permissions", "Environment", "Python and PyTorch", "Container",
+                         "Display")
 
 
 @dataclass(slots=True)

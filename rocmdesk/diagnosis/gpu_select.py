@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rocmdesk.diagnosis.facts import GpuFact, HostFacts
+from rocmdesk.diagnosis.facts import HostFacts
+from rocmdesk.diagnosis.pci_kfd import GpuFact
 
 
 def agent_uuid(gpu: GpuFact) -> str | None:

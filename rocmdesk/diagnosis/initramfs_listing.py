@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Iterable
 
-from rocmdesk.diagnosis.initramfs import (
+from rocmdesk.diagnosis.initramfs_image import (
     MODULE_CAPTURE,
     MODULE_SUFFIXES,
     InitramfsImage,

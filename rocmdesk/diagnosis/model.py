@@ -10,6 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+@dataclass(frozen=True, slots=True)
+class SourcedLine:
+    """One line of a file (or command output) with where it came from."""
+
+    path: str
+    line: int | None
+    text: str
+
+
+
 class Status(str, enum.Enum):
     PASS = "pass"
     FAIL = "fail"

@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rocmdesk.diagnosis import rocm_support
-from rocmdesk.diagnosis.facts import GpuFact, HostFacts
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.gfx import GfxVersion
 from rocmdesk.diagnosis.gpu_select import visible_devices_value
+from rocmdesk.diagnosis.pci_kfd import GpuFact
 
 OVERRIDE = "HSA_OVERRIDE_GFX_VERSION"
 

@@ -416,7 +416,7 @@ def prefix_of_interpreter(root: HostRoot, interpreter: str) -> tuple[str, str] |
 
 def gpu_process_interpreters(root: HostRoot, deadline: _Deadline) -> list[tuple[int, str, list[str]]]:
     """(pid, interpreter path, argv) of running Python processes holding /dev/kfd or a render node."""
-    from rocmdesk.diagnosis.facts import holds_gpu, link_target
+    from rocmdesk.telemetry.proc_scan import holds_gpu, link_target
 
     out = []
     for name in root.listdir("/proc"):
@@ -454,7 +454,7 @@ def _process_interpreter(root: HostRoot, pid: int, exe: str | None, launched: st
     interpreter, so exe says /usr/bin/python3.11 for every venv. What was launched (argv[0]) or the
     VIRTUAL_ENV / CONDA_PREFIX of the process' environment keep the venv.
     """
-    from rocmdesk.diagnosis.facts import parse_environ
+    from rocmdesk.diagnosis.etc_parsers import parse_environ
 
     if launched.startswith("/") and _is_python(launched):
         return launched
@@ -597,7 +597,7 @@ def discover(root: HostRoot, explicit: Sequence[str] = (), time_budget_s: float 
             continue
         env = add(found[0], found[1], f"running GPU process {pid} ({interpreter})")
         # what the process was started from exists (it runs); a path made up from VIRTUAL_ENV does not count
-        from rocmdesk.diagnosis.facts import link_target
+        from rocmdesk.telemetry.proc_scan import link_target
 
         exe = (link_target(root, f"/proc/{pid}/exe") or "").removesuffix(" (deleted)")
         started = [p for p in (argv[0] if argv else "", exe) if p.startswith("/") and _is_python(p)]

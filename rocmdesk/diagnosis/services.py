@@ -19,14 +19,10 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from rocmdesk.diagnosis.facts import (
-    ENV_VAR_NAMES_RE,
-    EnvSetting,
-    HostFacts,
-    SourcedLine,
-    parse_env_assignments,
-    parse_environ,
-)
+from rocmdesk.diagnosis.env_settings import ENV_VAR_NAMES_RE, EnvSetting
+from rocmdesk.diagnosis.etc_parsers import parse_env_assignments, parse_environ
+from rocmdesk.diagnosis.facts import HostFacts
+from rocmdesk.diagnosis.model import SourcedLine
 from rocmdesk.host import HostReadError
 
 log = logging.getLogger(__name__)

@@ -102,7 +102,7 @@ def _clean(value: str | None) -> str | None:
 
 def read_identity(root: HostRoot, captured: float | None = None) -> MachineIdentity:
     """Distribution, kernel and host name as the root's files show them (never this machine's uname)."""
-    from rocmdesk.diagnosis.facts import kernel_release_of, parse_os_release
+    from rocmdesk.diagnosis.etc_parsers import kernel_release_of, parse_os_release
 
     def read(path: str) -> str | None:
         try:

@@ -200,7 +200,7 @@ def _regenerate(plan: FindingPlan, root: HostRoot) -> None:
 def blacklist_spans(text: str) -> list[list[int]]:
     """0-based physical line numbers of each logical kmod line that stops amdgpu from loading."""
     from rocmdesk.diagnosis.checks.driver import blocks_amdgpu
-    from rocmdesk.diagnosis.facts import kmod_logical_lines
+    from rocmdesk.diagnosis.kmod_config import kmod_logical_lines
 
     physical = text.split("\n")
     spans = []

@@ -23,7 +23,10 @@ EXTRA_MOUNTS = r"""
 mount --bind "$R/libexec" /usr/libexec
 mount --bind "$R/polkit-actions" /usr/share/polkit-1/actions
 mount --bind "$R/fake-pkexec" /usr/bin/pkexec
+if [ -f /.dockerenv ]; then mount --bind /dev/null /.dockerenv; fi
 """
+# A CI machine may carry Docker's /.dockerenv marker (this one does); the namespace hides it (a character device
+# is not the marker file), so the bound trees read as a host and the fix is not sent "to the host" instead.
 FAKE_PKEXEC = ('#!/bin/sh\n# stands in for pkexec: the caller is uid 1000, the helper runs as root\n'
                'exec /usr/bin/env PKEXEC_UID=1000 "$@"\n')
 

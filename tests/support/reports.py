@@ -69,3 +69,27 @@ def set_rocm(root: Path, version: str | None) -> None:
         return
     sc.write(root, f"/opt/rocm-{version}/.info/version", f"{version}-1\n")
     os.symlink(f"rocm-{version}", link)
+
+
+def drop_kfd_node(root: Path, pci: str = sc.GPU_PCI) -> None:
+    """Remove the KFD topology node of the GPU at ``pci``: amdgpu drives it, but KFD did not add it."""
+    from tests.support.sysfs_tree import location_id
+
+    domain, loc = location_id(pci)
+    nodes = root / "sys" / "class" / "kfd" / "kfd" / "topology" / "nodes"
+    for props in nodes.glob("*/properties"):
+        values = dict(ln.split(" ", 1) for ln in props.read_text().splitlines() if " " in ln)
+        if values.get("gfx_target_version", "0") != "0" and int(values.get("location_id", "-1")) == loc \
+                and int(values.get("domain", "0")) == domain:
+            shutil.rmtree(props.parent)
+
+
+def diagnose(root: Path) -> dict[str, list]:
+    """The full diagnosis of ``root``: check id -> its findings, for every check that did not pass or skip."""
+    from rocmdesk.diagnosis.context import DiagnosisContext
+    from rocmdesk.diagnosis.engine import run_checks
+    from rocmdesk.diagnosis.model import Status
+    from rocmdesk.host import HostRoot, RecordedRunner
+
+    results = run_checks(DiagnosisContext(HostRoot(root), runner=RecordedRunner()))
+    return {r.id: r.findings for r in results if r.status not in (Status.PASS, Status.SKIP)}

@@ -10,8 +10,10 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     gpu_support,
     hardware,
     initramfs,
+    kfd_listing,
     launchers,
     permissions,
     python_torch,
+    torch_gpu_code,
     wsl,
 )

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from rocmdesk.diagnosis.container import ContainerInfo, mounts_of, overflow_gid
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import DeviceNode, HostFacts, link_target
+from rocmdesk.diagnosis.facts import DeviceNode, HostFacts
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.host import HostReadError, ReadFailure
+from rocmdesk.telemetry.proc_scan import link_target
 
 log = logging.getLogger(__name__)
 

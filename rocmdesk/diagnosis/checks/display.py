@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import HostFacts, PciDevice
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
+from rocmdesk.diagnosis.pci_kfd import PciDevice
 
 log = logging.getLogger(__name__)
 

@@ -6,27 +6,26 @@ import logging
 import re
 import shlex
 
-from rocmdesk.diagnosis.distro import firmware_step
+from rocmdesk.diagnosis.distro import firmware_step, kernel_arg_steps
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import (
+from rocmdesk.diagnosis.etc_parsers import parse_int
+from rocmdesk.diagnosis.facts import HostFacts
+from rocmdesk.diagnosis.firmware import FIRMWARE_BASES, FirmwarePlace, locate
+from rocmdesk.diagnosis.kmod_config import (
+    ModuleParam,
+    cmdline_values,
+    effective_param,
+    module_param,
+    param_eq,
+)
+from rocmdesk.diagnosis.model import Evidence, Fix, Severity, SourcedLine
+from rocmdesk.diagnosis.secure_boot import (
     DKMS_MOK_CERT,
     SECURE_BOOT_VAR,
     UBUNTU_MOK_CERT,
-    HostFacts,
-    ModuleParam,
-    SourcedLine,
-    cmdline_values,
-    effective_param,
-    kmod_logical_lines,  # noqa: F401  (kept importable here: the blacklist rule's reader)
-    module_param,
-    param_eq,
-    parse_int,
     parse_mokutil_sb_state,
     parse_mokutil_test_key,
-    remove_kernel_arg_steps,
 )
-from rocmdesk.diagnosis.firmware import FIRMWARE_BASES, FirmwarePlace, locate
-from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +36,7 @@ GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff 
 
 _BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
 _INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
-# The rule for amdgpu-blacklisted, on kmod's logical lines (facts.kmod_logical_lines): the SAME patterns as the
+# The rule for amdgpu-blacklisted, on kmod's logical lines (kmod_config.kmod_logical_lines): the SAME patterns as the
 # root helper's BLACKLIST_LINE_RE (helper/rocmdesk-helper), so the check offers the one-click fix exactly
 # for the lines the helper then comments out. kmod splits words at spaces and tabs only (libkmod-config.c).
 _LOGICAL_BLACKLIST_RE = re.compile(r"[ \t]*blacklist[ \t]+amdgpu[ \t]*\r?", re.ASCII)
@@ -220,7 +219,7 @@ def amdgpu_blacklisted(ctx):
                 arg = f"{key}={value}"
                 # keep the other modules the user blacklisted (e.g. nouveau): only amdgpu leaves the list
                 rest = ",".join(n for n in names if n and n != "amdgpu")
-                steps = remove_kernel_arg_steps(facts.distro_key, arg, f"{key}={rest}" if rest else None,
+                steps = kernel_arg_steps(facts.distro_key, arg, f"{key}={rest}" if rest else None,
                                                  facts.grub_has(key))
                 outcomes.append(Failed(
                     evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, key)], subject="/proc/cmdline",
@@ -267,7 +266,7 @@ def nomodeset(ctx):
     if modeset == "0":
         arg = "amdgpu.modeset=0"
         return Failed(evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, "amdgpu.modeset")],
-                      fix=Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(
+                      fix=Fix("remove-kernel-arg", True, tuple(kernel_arg_steps(
                           family, arg, grub_has_it=facts.grub_has("amdgpu.modeset=0")))))
     if not has_nomodeset:
         return Passed("neither nomodeset nor amdgpu.modeset=0 on the command line")
@@ -279,7 +278,7 @@ def nomodeset(ctx):
             "boot-normal-entry", False, _recovery_steps(facts)), title=RECOVERY_TITLE,
             explanation=RECOVERY_EXPLANATION.format(args=" ".join(recovery)),
             severity=Severity.WARNING if loaded else None)
-    fix = Fix("remove-kernel-arg", True, tuple(remove_kernel_arg_steps(
+    fix = Fix("remove-kernel-arg", True, tuple(kernel_arg_steps(
         family, "nomodeset", grub_has_it=facts.grub_has("nomodeset"))))
     if modeset == "1":
         if loaded is False:
@@ -704,7 +703,7 @@ def overdrive_enabled(ctx):
         if setting.on_cmdline:
             ev.extend(_grub_evidence(facts, "ppfeaturemask"))
             # one reboot, at the end
-            steps += remove_kernel_arg_steps(family, setting.source.text,
+            steps += kernel_arg_steps(family, setting.source.text,
                                              grub_has_it=facts.grub_has(setting.source.text))[:-1]
         elif setting.source.path.startswith("/etc/modprobe.d/"):
             steps.append(f"Delete `ppfeaturemask={setting.value}` from the `options amdgpu` line "

@@ -11,7 +11,8 @@ import logging
 import re
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import EnvSetting, GpuFact, HostFacts
+from rocmdesk.diagnosis.env_settings import EnvSetting
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.gfx import (
     PRODUCTS,
     GfxVersion,
@@ -21,6 +22,7 @@ from rocmdesk.diagnosis.gfx import (
 )
 from rocmdesk.diagnosis.model import Evidence, Severity
 from rocmdesk.diagnosis.override_plan import mixed_plan, right_value
+from rocmdesk.diagnosis.pci_kfd import GpuFact
 
 log = logging.getLogger(__name__)
 

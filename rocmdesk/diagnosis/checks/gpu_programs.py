@@ -12,7 +12,8 @@ import logging
 
 from rocmdesk.diagnosis.distro import NIXOS_CONFIG, family_key
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import SHELL_FILES, EnvSetting, HostFacts
+from rocmdesk.diagnosis.env_settings import SHELL_FILES, EnvSetting
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.gfx import parse_override
 from rocmdesk.diagnosis.model import Evidence, Severity
 from rocmdesk.diagnosis.override_plan import OVERRIDE, mixed_plan

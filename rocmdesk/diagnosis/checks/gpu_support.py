@@ -12,9 +12,10 @@ import logging
 
 from rocmdesk.diagnosis import rocm_support
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import GpuFact, HostFacts
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.gpu_select import visible_devices_value
 from rocmdesk.diagnosis.model import Evidence, Severity
+from rocmdesk.diagnosis.pci_kfd import GpuFact
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime
 import logging
 
+from rocmdesk.diagnosis.distro import initramfs_regenerate_step
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
-from rocmdesk.diagnosis.facts import initramfs_regenerate_step
 from rocmdesk.diagnosis.initramfs import HostInitramfs, ImageModule, strip_compression
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.diagnosis.python_envs import machine_gpus

@@ -19,7 +19,15 @@ from packaging.version import InvalidVersion, Version
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.diagnosis.python_envs import ComfyInstall, Discovery, Line, PythonEnv, machine_gpus
-from rocmdesk.diagnosis.torch_index import NoSuitableIndex, choose_index, index_url, reinstall_packages
+from rocmdesk.diagnosis.torch_index import (
+    NoSuitableIndex,
+    NoWheelForPython,
+    choose_index,
+    index_url,
+    parse_python_version,
+    python_range_text,
+    reinstall_packages,
+)
 from rocmdesk.host import HostReadError
 
 try:  # Python 3.11+
@@ -83,6 +91,11 @@ def _previous_rocm(env: PythonEnv) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+def env_python(env: PythonEnv) -> tuple[int, int] | None:
+    """The environment's CPython (3, 11) from its lib/python3.X folder; None when it does not say."""
+    return parse_python_version(env.python_versions[0]) if env.python_versions else None
 
 
 def pip_command(env: PythonEnv, args: str) -> str:
@@ -170,8 +183,27 @@ def torch_wheel_mismatch(ctx):
         details = (f"torch {info.version or '?'} in {env.path} is {kind} ({info.decided_by}). On this AMD "
                    f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} ")
         title = f"PyTorch is {kind}, not a ROCm build"
+        python = env_python(env)
         try:
-            index, why = choose_index(_previous_rocm(env), gpus.gfx_targets)
+            index, why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python)
+        except NoWheelForPython as no_wheel:
+            # an index without a wheel for this Python makes pip fail ("No matching distribution found"): no one-click
+            # reinstall into this environment, a new one with a Python the index has wheels for
+            details += (f"PyTorch's ROCm indexes have no torch wheel for this environment's Python "
+                        f"{no_wheel.python[0]}.{no_wheel.python[1]} ({no_wheel.index} needs "
+                        f"{python_range_text(no_wheel.index)}), so reinstalling into it can only fail and rocmdesk "
+                        "offers no one-click fix: make a new environment with a newer Python.")
+            steps = (f"Create a new environment with a Python {no_wheel.index} has wheels for "
+                     f"({python_range_text(no_wheel.index)}), e.g. `python3.11 -m venv <folder>` (install python3.11 "
+                     "from the distribution, or use conda/uv/pyenv to get one).",
+                     f"Install torch there: `<folder>/bin/python -m pip install torch --index-url "
+                     f"{index_url(no_wheel.index)}` (add torchvision/torchaudio if the program needs them), then "
+                     "install the program's other requirements into it.",
+                     "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "
+                     "build.")
+            outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details,
+                                   title=title, fix=Fix("pip-reinstall-rocm-torch", False, steps, None)))
+            continue
         except NoSuitableIndex as conflict:
             # no index serves every GPU: a one-click reinstall would leave one of them without code
             details += (f"No single PyTorch ROCm index serves this machine's GPUs: {_need(conflict.old)} "
@@ -305,7 +337,10 @@ def _newer_torch_step(env: PythonEnv, gfx_targets) -> str:
     """Where another torch release comes from: the index for the env's ROCm release and this machine's GPUs."""
     assert env.torch is not None
     try:
-        index, _why = choose_index(env.torch.rocm_version, gfx_targets)
+        index, _why = choose_index(env.torch.rocm_version, gfx_targets, python=env_python(env))
+    except NoWheelForPython as no_wheel:
+        return (f"If the node really needs another torch release: this environment's Python has no ROCm torch wheel "
+                f"({no_wheel}); it needs a new environment with {python_range_text(no_wheel.index)}.")
     except NoSuitableIndex as conflict:
         return ("If the node really needs another torch release: no single PyTorch ROCm index serves this "
                 f"machine's GPUs ({conflict}), so install it from {index_url(conflict.ceiling)} for "
@@ -442,7 +477,10 @@ def _upgrade_step(env: PythonEnv, gfx_targets) -> str:
     """Upgrade torch from an index with the fix that still carries this machine's GPUs (torch_index decides)."""
     assert env.torch is not None
     try:
-        index, _why = choose_index(env.torch.rocm_version, gfx_targets, minimum=FIXED_TORCH)
+        index, _why = choose_index(env.torch.rocm_version, gfx_targets, minimum=FIXED_TORCH, python=env_python(env))
+    except NoWheelForPython as no_wheel:
+        return (f"Upgrading torch in this environment is no way out: its Python has no ROCm torch wheel ({no_wheel}); "
+                "uninstall pynvml instead.")
     except NoSuitableIndex as conflict:
         return (f"Upgrading torch is no way out here ({conflict}): uninstall pynvml, or give each GPU its own "
                 "environment.")

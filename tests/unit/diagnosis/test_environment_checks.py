@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rocmdesk.diagnosis.checks.environment import judge_visible
-from rocmdesk.diagnosis.facts import parse_env_assignments, parse_environ, parse_systemd_environment
+from rocmdesk.diagnosis.etc_parsers import parse_env_assignments, parse_environ, parse_systemd_environment
 from rocmdesk.diagnosis.gfx import GfxVersion, parse_override
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc

@@ -8,7 +8,7 @@ import struct
 import pytest
 
 import rocmdesk.diagnosis.checks.initramfs  # noqa: F401  (registers the checks)
-from rocmdesk.diagnosis import engine
+from rocmdesk.diagnosis import engine, initramfs_image
 from rocmdesk.diagnosis import initramfs as ir
 from rocmdesk.diagnosis.context import DiagnosisContext
 from rocmdesk.diagnosis.metadata import load_metadata
@@ -187,6 +187,7 @@ def test_unreadable_image_skips(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(ir, "open", deny, raising=False)
+    monkeypatch.setattr(initramfs_image, "open", deny, raising=False)
     result = run(MISSING, tmp_path)
     assert result.status is Status.SKIP and "permission denied" in result.reason
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from rocmdesk.diagnosis import initramfs as ir
+from rocmdesk.diagnosis import initramfs_image as ir
 from tests.support.initramfs_images import (
     KVER,
     Entry,

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rocmdesk.diagnosis import facts as facts_mod
+from rocmdesk.diagnosis import kernel_log as kernel_log_mod
 from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.model import Status
 from rocmdesk.host import CommandRunner, HostRoot, RecordedRunner
@@ -118,7 +118,7 @@ def test_journalctl_not_installed_on_the_live_machine():
         def which(self, name, search=()):
             return None
 
-    log_, why = HostFacts(HostRoot("/"), NoTools())._kernel_log_command("journalctl")
+    log_, why = kernel_log_mod.from_command(HostRoot("/"), NoTools(), "journalctl")
     assert log_ is None and why == "journalctl: not installed"
 
 
@@ -143,7 +143,7 @@ def test_journal_permission_refused(root):
     assert "systemd-journal" in result.reason
     assert "dmesg: refused" in result.reason and "dmesg_restrict = 1" not in result.reason  # not shown: unknown
     # journalctl that opened no file at all
-    lines, why = facts_mod.parse_journal_output(
+    lines, why = kernel_log_mod.parse_journal_output(
         "", "No journal files were opened due to insufficient permissions.\n", 1)
     assert lines is None and why.startswith("refused")
 
@@ -173,7 +173,7 @@ def test_non_utf8_journal_output(root):
 
 
 def test_huge_journal_is_capped(root, monkeypatch):
-    monkeypatch.setattr(facts_mod, "KERNEL_LOG_COMMAND_MAX_BYTES", 64 << 10)
+    monkeypatch.setattr(kernel_log_mod, "KERNEL_LOG_COMMAND_MAX_BYTES", 64 << 10)
     filler = "".join(f"[  {i:>8}.000000] ws kernel: usb 1-1: reset high-speed USB device number 2\n"
                      for i in range(5000))  # about 370 KiB
     runner = journal_runner(stdout=JOURNAL + filler + f"[ 9999.0] ws kernel: {ATOMICS}\n")
@@ -206,27 +206,27 @@ class ScriptRunner(CommandRunner):
 def test_live_journalctl_non_utf8_bytes(tmp_path):
     script = ("sys.stdout.buffer.write(b'[    1.0] ws kernel: \\xff\\xfe bad bytes\\n"
               f"[    3.9] ws kernel: {FIRMWARE}\\n')\n")
-    log_, why = HostFacts(HostRoot("/"), ScriptRunner(script, tmp_path))._kernel_log_command("journalctl")
+    log_, why = kernel_log_mod.from_command(HostRoot("/"), ScriptRunner(script, tmp_path), "journalctl")
     assert why == "" and "\ufffd\ufffd bad bytes" in log_.lines[0][1]
     assert log_.lines[1] == (2, f"[    3.9] ws kernel: {FIRMWARE}")
 
 
 def test_live_journalctl_hang_is_killed(tmp_path, monkeypatch):
-    monkeypatch.setattr(facts_mod, "JOURNALCTL_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(kernel_log_mod, "JOURNALCTL_TIMEOUT_S", 0.3)
     started = time.monotonic()
     runner = ScriptRunner("print('[ 1.0] ws kernel: hello', flush=True)\ntime.sleep(30)\n", tmp_path)
-    log_, why = HostFacts(HostRoot("/"), runner)._kernel_log_command("journalctl")
+    log_, why = kernel_log_mod.from_command(HostRoot("/"), runner, "journalctl")
     assert log_ is None and why.startswith("journalctl: timed out after 0.3 s")
     assert time.monotonic() - started < 5
 
 
 def test_live_journalctl_huge_output_is_cut_and_killed(tmp_path, monkeypatch):
-    monkeypatch.setattr(facts_mod, "KERNEL_LOG_COMMAND_MAX_BYTES", 100_000)
+    monkeypatch.setattr(kernel_log_mod, "KERNEL_LOG_COMMAND_MAX_BYTES", 100_000)
     script = (f"sys.stdout.write('[    3.9] ws kernel: {FIRMWARE}\\n')\n"
               "while True:\n    sys.stdout.write('[ 5.0] ws kernel: spam ' + 'x' * 60 + '\\n')\n")
     started = time.monotonic()
     runner = ScriptRunner(script, tmp_path)
-    log_, why = HostFacts(HostRoot("/"), runner)._kernel_log_command("journalctl")
+    log_, why = kernel_log_mod.from_command(HostRoot("/"), runner, "journalctl")
     assert why == "" and log_.truncated and FIRMWARE in log_.lines[0][1]
     assert len(runner.history[-1].stdout.encode()) == 100_000
     assert time.monotonic() - started < 5

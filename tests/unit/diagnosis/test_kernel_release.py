@@ -8,7 +8,8 @@ import pytest
 
 from rocmdesk.diagnosis.context import DiagnosisContext
 from rocmdesk.diagnosis.engine import run_checks
-from rocmdesk.diagnosis.facts import HostFacts, kernel_release_of
+from rocmdesk.diagnosis.etc_parsers import kernel_release_of
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.host import HostRoot, RecordedRunner
 from tests.support import scenarios as sc
 

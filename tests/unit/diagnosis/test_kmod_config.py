@@ -1,4 +1,4 @@
-"""modprobe.d read as kmod reads it (facts.kmod_logical_lines, modprobe_files, module_params), and the
+"""modprobe.d read as kmod reads it (kmod_config.kmod_logical_lines, modprobe_files, module_params), and the
 amdgpu ppfeaturemask check on the cases where the old reader (join_continuations plus a regex) disagreed
 with kmod. The root helper's own copy of the line reader is fed the same files and must agree."""
 
@@ -7,13 +7,8 @@ from __future__ import annotations
 import pytest
 
 from rocmdesk.diagnosis.checks import driver
-from rocmdesk.diagnosis.facts import (
-    HostFacts,
-    effective_param,
-    kmod_logical_lines,
-    parse_kmod_command,
-    parse_module_args,
-)
+from rocmdesk.diagnosis.facts import HostFacts
+from rocmdesk.diagnosis.kmod_config import effective_param, kmod_logical_lines, parse_kmod_command, parse_module_args
 from rocmdesk.diagnosis.model import Status
 from rocmdesk.host import HostRoot
 from tests.support import scenarios as sc

@@ -6,8 +6,9 @@ import struct
 
 import pytest
 
-from rocmdesk.diagnosis.facts import parse_posix_acl_users, parse_proc_status
+from rocmdesk.diagnosis.etc_parsers import parse_posix_acl_users
 from rocmdesk.diagnosis.model import Severity, Status
+from rocmdesk.telemetry.accounts import parse_proc_status
 from tests.support import scenarios as sc
 
 NOT_IN = "user-not-in-render-group"

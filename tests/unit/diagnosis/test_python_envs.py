@@ -276,7 +276,8 @@ def test_activated_venv_process_found_through_virtual_env(tmp_path):
 
 def test_snapshot_relative_fd_links_still_count(tmp_path):
     """Support bundles store /proc/<pid>/fd/5 -> ../../../dev/kfd (relative)."""
-    from rocmdesk.diagnosis.facts import HostFacts, holds_gpu
+    from rocmdesk.diagnosis.facts import HostFacts
+    from rocmdesk.telemetry.proc_scan import holds_gpu
     from tests.support import scenarios as sc
 
     root = sc.clean_workstation(tmp_path / "r")

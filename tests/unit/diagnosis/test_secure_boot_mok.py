@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from rocmdesk.diagnosis import facts as facts_mod
-from rocmdesk.diagnosis.facts import HostFacts, parse_mokutil_sb_state, parse_mokutil_test_key
+from rocmdesk.diagnosis import secure_boot as secure_boot_mod
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.model import Severity, Status
+from rocmdesk.diagnosis.secure_boot import parse_mokutil_sb_state, parse_mokutil_test_key
 from rocmdesk.host import CommandRunner, HostRoot, RecordedRunner
 from tests.support import scenarios as sc
 from tests.support.scenarios import only_finding
@@ -153,7 +154,7 @@ def test_mokutil_not_installed_on_the_live_machine():
 
 
 def test_live_mokutil_hang_is_killed(tmp_path, monkeypatch):
-    monkeypatch.setattr(facts_mod, "MOKUTIL_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(secure_boot_mod, "MOKUTIL_TIMEOUT_S", 0.3)
     program = tmp_path / "mokutil"
     program.write_text("#!/bin/sh\nexec sleep 30\n")
     program.chmod(program.stat().st_mode | stat.S_IXUSR)

@@ -1,0 +1,313 @@
+"""Real public reports for the GPU-side checks (issue 12, items 3, 5 and 14), rebuilt as host roots.
+
+Each case starts from the clean Ubuntu workstation (tests/support/scenarios.py via tests/support/reports.py) and puts
+in what the reporter pasted: the GPU (PCI id, KFD node or none), kernel log lines, command line, distribution,
+Python environments, services. The docstring names the report and what had to be assumed. Each case runs the whole
+diagnosis and asserts the finding, its severity, its evidence, that the fix steps are the ones that solved it in the
+thread, and that nothing else fires (the set of non-pass findings is what the report implies).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocmdesk.diagnosis.metadata import load_metadata
+from rocmdesk.diagnosis.model import Severity, Status
+from tests.support import scenarios as sc
+from tests.support.reports import Gpu, diagnose, drop_kfd_node, reporter_machine
+from tests.support.scenarios import only_finding
+
+KFD = "kfd-gpu-not-listed"
+FEDORA36 = ('NAME="Fedora Linux"\nVERSION="36 (Workstation Edition)"\nID=fedora\nVERSION_ID=36\n'
+            'PRETTY_NAME="Fedora Linux 36 (Workstation Edition)"\n')
+FOCAL = ('NAME="Ubuntu"\nVERSION="20.04.5 LTS (Focal Fossa)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="20.04"\n'
+         'VERSION_CODENAME=focal\nUBUNTU_CODENAME=focal\n')
+
+
+def steps_of(finding) -> str:
+    return "\n".join(finding.fix.steps)
+
+
+def texts(finding) -> list[str]:
+    return [str(e) for e in finding.evidence]
+
+
+def only(findings: dict, check_id: str):
+    assert set(findings) == {check_id}, {k: [f.title for f in v] for k, v in findings.items()}
+    assert len(findings[check_id]) == 1, findings[check_id]
+    return findings[check_id][0]
+
+
+def gcn_card(tmp: Path, device_id: int, rocm: str | None = "6.2.4") -> Path:
+    """The workstation whose GPU is an old GCN card driven by amdgpu that KFD did not add (no topology node)."""
+    root = reporter_machine(tmp / "r", [Gpu(100300, device_id)], rocm=rocm)
+    drop_kfd_node(root)
+    return root
+
+
+# -- item 3: amdgpu drives the GPU, KFD does not list it ----------------------------------------------------------
+
+
+def test_legacy_1804_hd8790m_oland_not_supported_in_kfd(tmp_path):
+    """ROCm/legacy-rocm-build#1804: laptop, Intel i7-4810 iGPU beside a Mars XTX [Radeon HD 8790M] (OLAND) on amdgpu
+    after adding `radeon.si_support=0 amdgpu.si_support=1`; Fedora 36, kernel 5.19.6-200, rocm-opencl 5.2.3 from
+    Fedora (no /opt/rocm); journal: "kfd kfd: amdgpu: OLAND  not supported in kfd". Solved: GCN 1 was never supported
+    by ROCm; Mesa's rusticl OpenCL (RUSTICL_ENABLE=radeonsi) works on it. Assumed: PCI id 1002:6606 (the HD 8790M),
+    the Intel iGPU left out (rocmdesk looks at AMD GPUs only), the rest of the machine the workstation's."""
+    root = gcn_card(tmp_path, 0x6606, rocm=None)
+    sc.write(root, "/etc/os-release", FEDORA36)
+    sc.add_cmdline(root, "rhgb", "radeon.modeset=0", "radeon.si_support=0", "amdgpu.si_support=1")
+    sc.kernel_log(root, "amdgpu: Topology: Add CPU node", "kfd kfd: amdgpu: OLAND  not supported in kfd",
+                  "amdgpu 0000:03:00.0: amdgpu: Fetched VBIOS from ATRM")
+    finding = only(diagnose(root), KFD)
+    assert finding.severity is Severity.ERROR  # no GPU at all for ROCm
+    assert finding.title == "ROCm cannot use this GCN 1 GPU: KFD does not support OLAND"
+    assert finding.subject == sc.GPU_PCI
+    ev = texts(finding)
+    assert any("[1002:6606] driven by amdgpu (OLAND, GCN 1" in t for t in ev)
+    assert any(t.startswith("/var/log/kern.log:") and "OLAND  not supported in kfd" in t for t in ev)
+    assert any("GPU node(s) none" in t for t in ev)
+    assert "/proc/cmdline:1: kernel command line has `amdgpu.si_support=1`" in ev
+    steps = steps_of(finding)
+    assert "RUSTICL_ENABLE=radeonsi" in steps and "mesa-libOpenCL" in steps
+    assert "HSA_OVERRIDE_GFX_VERSION" in finding.explanation  # says an override cannot help
+    assert "keep amdgpu.si_support=1" in finding.explanation
+
+
+def test_legacy_2232_r7_370_pitcairn_not_the_groups(tmp_path):
+    """ROCm/legacy-rocm-build#2232: Ubuntu 20.04, kernel 5.4.0-54-generic, Curacao PRO [Radeon R7 370 / R9 270/370
+    OEM] (PITCAIRN); rocminfo "Unable to open /dev/kfd read-write: Cannot allocate memory", "igor is member of render
+    group"; dmesg "kfd kfd: amdgpu: PITCAIRN  not supported in kfd". A commenter's advice (video and render groups)
+    did not help; AMD: a gfx6 device, KFD cannot support it. Assumed: PCI id 1002:6811, ROCm 5.x under /opt
+    (5.4.3), user alice (the reporter's igor) in render and video; the in-tree amdgpu of the workstation's kernel."""
+    root = gcn_card(tmp_path, 0x6811, rocm="5.4.3")
+    sc.write(root, "/etc/os-release", FOCAL)
+    sc.kernel_log(root, "kfd kfd: amdgpu: PITCAIRN  not supported in kfd")
+    findings = diagnose(root)
+    finding = only(findings, KFD)
+    assert "user-not-in-render-group" not in findings and "group-not-active-in-session" not in findings
+    assert finding.title == "ROCm cannot use this GCN 1 GPU: KFD does not support PITCAIRN"
+    assert any("PITCAIRN  not supported in kfd" in t for t in texts(finding))
+    assert "gfx601" in finding.explanation and "never supported" in finding.explanation
+    assert "replaced" in steps_of(finding)
+
+
+def test_hawaii_needs_exp_hw_support_and_has_no_rocm_code(tmp_path):
+    """The Hawaii branch of kgd2kfd_probe: R9 390 (1002:67B1) on amdgpu with cik_support, kernel log "KFD support on
+    Hawaii is experimental. See modparam exp_hw_support" (the kernel's own wording). Not a single report: the thread
+    facts are ROCm/ROCR-Runtime#74 (gfx702 no longer supported) and ROCm/legacy-rocm-build#784 (1.9.2 the last)."""
+    root = gcn_card(tmp_path, 0x67B1)
+    sc.add_cmdline(root, "radeon.cik_support=0", "amdgpu.cik_support=1")
+    sc.kernel_log(root, "KFD support on Hawaii is experimental. See modparam exp_hw_support")
+    finding = only(diagnose(root), KFD)
+    assert finding.title.startswith("KFD leaves out this Hawaii GPU")
+    assert any("KFD support on Hawaii is experimental" in t for t in texts(finding))
+    assert "amdgpu.exp_hw_support=1" in steps_of(finding) and "RUSTICL_ENABLE=radeonsi" in steps_of(finding)
+    assert "gfx701" in finding.explanation
+
+
+def test_stable_gc_11_0_4_needs_a_newer_kernel(tmp_path):
+    """linux-stable (Mario Limonciello, 2023-03-20): "kfd kfd: amdgpu: GC IP 0b0004  not supported in kfd" on 6.1.20
+    for a GC 11.0.4 product; KFD support came with 6.2. Assumed: a Phoenix APU (1002:15BF) as the only GPU, kernel
+    6.1.20 (release string), ROCm 6.2.4."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110000, 0x15BF)])
+    drop_kfd_node(root)
+    sc.write(root, "/proc/sys/kernel/osrelease", "6.1.20\n")
+    sc.kernel_log(root, "kfd kfd: amdgpu: GC IP 0b0004  not supported in kfd")
+    finding = only_finding(sc.run_check(root, KFD))
+    assert finding.title == "KFD does not support this GPU in the running kernel"
+    assert "newer kernel" in steps_of(finding)
+    assert "device 1002:15bf" in finding.explanation
+
+
+def test_old_card_beside_a_listed_gpu_is_a_warning(tmp_path):
+    """A display-only HD 7750 (VERDE, 1002:683F) beside an RX 7900 XTX KFD lists: ROCm still has a GPU."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110000, 0x744C), Gpu(100300, 0x683F, pci="0000:0a:00.0")])
+    drop_kfd_node(root, "0000:0a:00.0")
+    finding = only_finding(sc.run_check(root, KFD))
+    assert finding.severity is Severity.WARNING
+    assert finding.subject == "0000:0a:00.0"
+    assert "VERDE" in finding.title
+
+
+def test_pcie_atomics_skip_is_left_to_its_own_check(tmp_path):
+    root = gcn_card(tmp_path, 0x67DF)  # RX 580 in a slot without atomics
+    sc.kernel_log(root, "kfd kfd: amdgpu: skipped device 1002:67df, PCI rejects atomics 730<4294967295")
+    result = sc.run_check(root, KFD)
+    assert result.status is Status.PASS and "pcie-atomics-missing" in result.reason
+
+
+def test_no_reason_in_the_log_says_so(tmp_path):
+    root = gcn_card(tmp_path, 0x73BF)
+    finding = only_finding(sc.run_check(root, KFD))
+    assert finding.title.startswith("KFD did not add this GPU")
+    assert "dmesg | grep -i kfd" in steps_of(finding)
+
+
+def test_listed_gpu_passes_and_no_topology_skips(tmp_path):
+    root = reporter_machine(tmp_path / "r", [Gpu(110000, 0x744C)])
+    assert sc.run_check(root, KFD).status is Status.PASS
+    import shutil
+    shutil.rmtree(root / "sys/class/kfd")
+    assert sc.run_check(root, KFD).status is Status.SKIP
+
+
+# -- torch-wheel-mismatch --------------------------------------------------------------------------------------
+
+WHEEL = "torch-wheel-mismatch"
+SUGGESTED = "hsa-override-suggested"
+
+
+def comfy_env(root: Path, torch: str, version: str, py: str = "3.11", companions: bool = True) -> Path:
+    """The workstation's ComfyUI venv replaced by one holding ``torch`` (a TORCH_BUILDS kind) at ``version``."""
+    import shutil
+
+    from tests.support.python_envs import make_venv
+
+    venv = root / "home/alice/ComfyUI/venv"
+    shutil.rmtree(venv)
+    return make_venv(root / "home/alice/ComfyUI", "venv", torch, py=py, version=version, companions=companions)
+
+
+def test_comfyui_2058_custom_node_left_pypi_cuda_torch_on_rx6750(tmp_path):
+    """Comfy-Org/ComfyUI#2058: Ubuntu 22.04, RX 6750 XT; after installing a custom node (Stable Video Diffusion)
+    ComfyUI says "RuntimeError: Found no NVIDIA driver on your system". Solved in the thread: uninstall torch,
+    torchvision, torchaudio and reinstall them from the ROCm index as ComfyUI's README says. Assumed: PCI id 1002:73DF
+    (gfx1031), the venv's Python 3.10, PyPI's untagged torch 2.1.1 with its nvidia-* requirements, ROCm 5.7 under
+    /opt. The README's 10.3.0 override for the RX 6700/6750 is the info the machine also gets."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100301, 0x73DF)], rocm="5.7.1")
+    comfy_env(root, "cuda-untagged", "2.1.1", py="3.10")
+    findings = diagnose(root)
+    assert set(findings) == {WHEEL, SUGGESTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    finding = findings[WHEEL][0]
+    assert finding.severity is Severity.ERROR
+    assert finding.title == "PyTorch is a CUDA build, not a ROCm build"
+    assert any("nvidia-cuda-runtime-cu12" in t for t in texts(finding))
+    steps = steps_of(finding)
+    assert "--force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm" in steps
+    assert "--extra-index-url" in steps  # says not to use it
+    assert finding.fix.action is not None  # a venv with an interpreter and Python 3.10: the one-click fix
+    assert findings[SUGGESTED][0].severity is Severity.INFO
+
+
+def test_issue_12_python_3_7_env_gets_no_reinstall_that_can_only_fail(tmp_path):
+    """Issue 12's own case: into a Python 3.7 environment rocmdesk offered a one-click reinstall from an index that has
+    no wheel for 3.7. Rebuilt: the workstation's ComfyUI venv on Python 3.7 with torch 1.13.1+cu117 (the last CUDA
+    torch for 3.7). Every index rocmdesk installs from needs Python 3.8 or newer (PYTHON_FOR_INDEX), so no one-click
+    fix, and the steps say to make a new environment with a newer Python."""
+    root = sc.clean_workstation(tmp_path / "r")
+    comfy_env(root, "cuda", "1.13.1+cu117", py="3.7")
+    finding = only(diagnose(root), WHEEL)
+    assert finding.fix.action is None
+    assert "Python 3.7" in finding.explanation and "no one-click fix" in finding.explanation
+    steps = steps_of(finding)
+    assert "python3.11 -m venv" in steps and "--index-url https://download.pytorch.org/whl/rocm" in steps
+    assert "--force-reinstall" not in steps
+
+
+# -- item 5: the installed ROCm torch has no code for this GPU -------------------------------------------------
+
+NOCODE = "torch-no-code-for-gpu"
+UNSUPPORTED = "gpu-not-supported-by-rocm"
+FEDORA42 = 'NAME="Fedora Linux"\nVERSION="42 (Workstation Edition)"\nID=fedora\nVERSION_ID=42\n'
+MINT = ('NAME="Linux Mint"\nVERSION="22 (Wilma)"\nID=linuxmint\nID_LIKE="ubuntu debian"\nVERSION_ID="22"\n'
+        'UBUNTU_CODENAME=noble\n')
+
+
+def test_therock_1184_gfx110x_wheels_on_a_780m(tmp_path):
+    """ROCm/TheRock#1184: Fedora 42, Ryzen 7 7840HS with Radeon 780M (gfx1103), TheRock's rocm+torch pip packages
+    (ROCm 7.0.0rc20250803): "RuntimeError: HIP error: invalid device function"; `rocm-sdk targets` says
+    gfx1100;gfx1101;gfx1102; HSA_OVERRIDE_GFX_VERSION=11.0.0 makes the system hang. What helps: wheels that carry
+    gfx1103. Assumed: the venv is the workstation's ComfyUI venv on Python 3.12, the torch version
+    2.7.0a0+rocm7.0.0rc20250803, TheRock's library wheel laid out as _rocm_sdk_libraries_gfx110X_dgpu, PCI id
+    1002:15BF, no override set."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x15BF)], rocm=None)
+    sc.write(root, "/etc/os-release", FEDORA42)
+    venv = comfy_env(root, "rocm", "2.7.0a0+rocm7.0.0rc20250803", py="3.12")
+    site = venv / "lib/python3.12/site-packages"
+    tensile_folder(site / "_rocm_sdk_libraries_gfx110X_dgpu/lib/rocblas/library", ["gfx1100", "gfx1101", "gfx1102"])
+    findings = diagnose(root)
+    assert set(findings) == {NOCODE, SUGGESTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    finding = findings[NOCODE][0]
+    assert finding.severity is Severity.ERROR
+    assert finding.title == "The installed PyTorch has no code for gfx1103"
+    assert any("rocBLAS Tensile library (TheRock) has code for gfx1100, gfx1101, gfx1102" in t for t in texts(finding))
+    assert any("gfx_target_version 110003" in t for t in texts(finding))
+    steps = steps_of(finding)
+    assert "--force-reinstall torch torchvision --index-url https://download.pytorch.org/whl/rocm7.14" in steps
+    assert "torchaudio is left out" in steps  # its last release (2.11) has no rocm7.14 wheel
+    assert finding.fix.action == ("pip-reinstall-rocm-torch", "/home/alice/ComfyUI/venv",
+                                  "https://download.pytorch.org/whl/rocm7.14")
+
+
+def test_pytorch_179865_rocm7_2_nightly_on_vega56(tmp_path):
+    """pytorch/pytorch#179865: Linux Mint (Ubuntu-based), Python 3.12.3, RX Vega 56 (gfx900), ComfyUI venv with torch
+    2.12.0.dev20260408+rocm7.2: "rocBLAS error: Cannot read .../torch/lib/rocblas/library/TensileLibrary.dat: Illegal
+    seek for GPU arch : gfx900", listing TensileLibrary_lazy_ files for gfx908, gfx1030, gfx90a, gfx1100, gfx1201,
+    gfx1101, gfx1151, gfx942, gfx950, gfx1200, gfx1150, gfx1102 (rebuilt verbatim). The wheels that still carry gfx900
+    are the rocm6.3 ones (rocm_support). Assumed: the venv at the workstation's ComfyUI (the reporter's is on
+    /media/HDD), PCI id 1002:687F, ROCm 6.4.1 under /opt."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(90000, 0x687F)], rocm="6.4.1")
+    sc.write(root, "/etc/os-release", MINT)
+    venv = comfy_env(root, "rocm", "2.12.0.dev20260408+rocm7.2", py="3.12")
+    tensile_folder(venv / "lib/python3.12/site-packages/torch/lib/rocblas/library",
+                   ["gfx908", "gfx1030", "gfx90a", "gfx1100", "gfx1201", "gfx1101", "gfx1151", "gfx942", "gfx950",
+                    "gfx1200", "gfx1150", "gfx1102"])
+    findings = diagnose(root)
+    assert set(findings) == {NOCODE, UNSUPPORTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    finding = findings[NOCODE][0]
+    assert finding.title == "The installed PyTorch has no code for gfx900"
+    assert "rocm6.3" in finding.explanation
+    assert "--index-url https://download.pytorch.org/whl/rocm6.3" in steps_of(finding)
+    assert any(t.endswith("torch/lib/rocblas/library: rocBLAS Tensile library has code for gfx1030, gfx1100, "
+                          "gfx1101, gfx1102, gfx1150, gfx1151, gfx1200, gfx1201, gfx908, gfx90a, gfx942, gfx950")
+               for t in texts(finding))
+
+
+def test_wheel_with_the_gpu_and_an_override_that_covers_it_pass(tmp_path):
+    from tests.support.rocm_libs import tensile_folder
+
+    root = sc.clean_workstation(tmp_path / "r")  # RX 7900 XTX, gfx1100
+    site = root / "home/alice/ComfyUI/venv/lib/python3.11/site-packages"
+    tensile_folder(site / "torch/lib/rocblas/library", ["gfx1030", "gfx1100"])
+    assert sc.run_check(root, NOCODE).status is Status.PASS
+    root2 = reporter_machine(tmp_path / "r2", [Gpu(100301, 0x73DF)])  # RX 6700 XT, gfx1031, 10.3.0 in the session
+    tensile_folder(root2 / "home/alice/ComfyUI/venv/lib/python3.11/site-packages/torch/lib/rocblas/library",
+                   ["gfx1030", "gfx1100"])
+    finding = only_finding(sc.run_check(root2, NOCODE))
+    assert finding.fix.action is None and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in steps_of(finding)
+    sc.session_env(root2, HSA_OVERRIDE_GFX_VERSION="10.3.0")
+    assert sc.run_check(root2, NOCODE).status is Status.PASS
+
+
+def test_no_library_files_cannot_tell(tmp_path):
+    root = sc.clean_workstation(tmp_path / "r")
+    result = sc.run_check(root, NOCODE)
+    assert result.status is Status.PASS and "no ROCm library file names" in result.reason
+
+
+# -- metadata ties ---------------------------------------------------------------------------------------------
+
+
+REPORTS_TESTED = {
+    KFD: ("ROCm/legacy-rocm-build#1804", "ROCm/legacy-rocm-build#2232"),
+    WHEEL: ("Comfy-Org/ComfyUI#2058", "issue 12 (rocmdesk)"),
+    NOCODE: ("ROCm/TheRock#1184", "pytorch/pytorch#179865"),
+}
+
+
+@pytest.mark.parametrize("check_id", sorted(REPORTS_TESTED))
+def test_metadata_lists_the_reports_tested_here(check_id):
+    listed = load_metadata()[check_id].get("reports") or []
+    joined = " ".join(listed)
+    for report in REPORTS_TESTED[check_id]:
+        assert report in joined, (check_id, report)
+    text = Path(__file__).read_text()
+    for entry in listed:
+        assert entry.split(":", 1)[0] in text, entry
