@@ -31,7 +31,8 @@ from rocmdesk.host import (
     runner_for,
 )
 from rocmdesk.report import filters
-from rocmdesk.report.redact import KFD_ID_KEYS, SERIAL_FILE_NAMES, parse_passwd, status_ids
+from rocmdesk.report.redact import KFD_ID_KEYS, SERIAL_FILE_NAMES
+from rocmdesk.telemetry.accounts import parse_group, parse_passwd, parse_proc_status
 
 log = logging.getLogger(__name__)
 
@@ -675,26 +676,19 @@ def _inside_install(col: Collector, parts: Sequence[str]) -> bool:
 
 def account_names(root: HostRoot, uid: int, gid: int) -> tuple[str | None, str | None]:
     """Names of a uid and gid in the root's own passwd/group (never the analyst's)."""
-    owner = next((n for n, u, _h in parse_passwd(root.try_read_text("/etc/passwd") or "") if u == uid), None)
-    group = None
-    for line in (root.try_read_text("/etc/group") or "").splitlines():
-        parts = line.split(":")
-        if len(parts) >= 3 and parts[2] == str(gid):
-            group = parts[0]
-            break
+    owner = next((p.name for p in parse_passwd(root.try_read_text("/etc/passwd") or "") if p.uid == uid), None)
+    group = next((g.name for g in parse_group(root.try_read_text("/etc/group") or "") if g.gid == gid), None)
     return owner, group
 
 
 def access_gids(root: HostRoot) -> frozenset[int]:
     """The groups that decide GPU access on the source: the user's session and primary groups and
     the groups of /dev/kfd and the DRM nodes (``/etc/group`` keeps their lines)."""
-    status = root.try_read_text("/proc/self/status") or ""
-    uid, session = status_ids(status)
-    gids = set(session)
-    for line in (root.try_read_text("/etc/passwd") or "").splitlines():
-        parts = line.split(":")
-        if len(parts) >= 4 and parts[2] == str(uid) and parts[3].isdigit():
-            gids.add(int(parts[3]))
+    status = parse_proc_status(root.try_read_text("/proc/self/status") or "")
+    gids = set(status.groups or ()) if status is not None else set()
+    if status is not None:
+        gids.update(p.gid for p in parse_passwd(root.try_read_text("/etc/passwd") or "")
+                    if p.uid == status.uid and p.gid is not None)
     for node in ("/dev/kfd", *root.glob("/dev/dri", "renderD*"), *root.glob("/dev/dri", "card*")):
         try:
             gids.add(root.stat(node).st_gid)

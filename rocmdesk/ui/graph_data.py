@@ -8,6 +8,8 @@ picture does not shimmer as the window scrolls.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from rocmdesk.telemetry.history import downsample_minmax
@@ -83,3 +85,21 @@ def nearest_index(t: np.ndarray, when: float) -> int | None:
     if i > 0 and abs(t[i - 1] - when) <= abs(t[i] - when):
         return i - 1
     return i
+
+
+def fmt_span(seconds: float) -> str:
+    """A short recorded span: "12 s", "4 min"."""
+    seconds = max(0, int(seconds))
+    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
+
+
+def nice_ceiling(value: float) -> float:
+    """Round up to the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten (a tight
+    value range whose ticks still land on round numbers)."""
+    if value <= 0 or not math.isfinite(value):
+        return 1.0
+    exp = 10 ** math.floor(math.log10(value))
+    for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if value <= m * exp:
+            return m * exp
+    return 10 * exp

@@ -17,11 +17,9 @@ depend on the value range.
 
 from __future__ import annotations
 
-import csv
 import html
 import logging
 import math
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -34,7 +32,9 @@ from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.feed import GpuEvent
 from rocmdesk.ui.formatting import GIB, c_to_unit, fmt_window, gpu_label, ordered_sensors
-from rocmdesk.ui.graph_data import minmax_decimate, nearest_index, steps
+from rocmdesk.ui.graph_data import fmt_span, minmax_decimate, nearest_index, nice_ceiling, steps
+from rocmdesk.ui.history_csv import UNITS, column, write_csv
+from rocmdesk.ui.plot_items import GraphViewBox, GridLines, TimeAxis, ValueAxis
 from rocmdesk.ui.settings import GRAPH_WINDOWS_S
 from rocmdesk.ui.widgets import set_text
 
@@ -58,112 +58,6 @@ class Curve:
     scale: float = 1.0
     temp: bool = False
     last_sig: tuple = field(default_factory=tuple)
-
-
-class TimeAxis(pg.DateAxisItem):
-    """Local clock time; the axis is shared by all four plots."""
-
-
-class GraphViewBox(pg.ViewBox):
-    """A view whose mouse gestures move one axis at a time, and say which.
-
-    pyqtgraph's own ``sigRangeChangedManually`` carries the enabled-axes mask after a drag, not
-    the axis that moved, so a value zoom could not be told from a time pan (which stops following
-    live data). Inside the plot the gestures act on time only, as before; the value axis passes
-    ``axis=1`` (pyqtgraph's AxisItem forwards wheel and drag events that way).
-    """
-
-    user_range = QtCore.Signal(int)  # 0: time (x) changed by the user, 1: values (y)
-
-    def __init__(self) -> None:
-        super().__init__(enableMenu=False)
-        self.setMouseEnabled(x=True, y=True)
-
-    def wheelEvent(self, ev, axis=None) -> None:
-        axis = 0 if axis is None else axis
-        super().wheelEvent(ev, axis)
-        if ev.isAccepted():
-            self.user_range.emit(axis)
-
-    def mouseDragEvent(self, ev, axis=None) -> None:
-        axis = 0 if axis is None else axis
-        super().mouseDragEvent(ev, axis)
-        self.user_range.emit(axis)
-
-
-class ValueAxis(pg.AxisItem):
-    """The left axis: a double-click returns its plot to the automatic value range."""
-
-    double_clicked = QtCore.Signal()
-
-    def mouseClickEvent(self, event) -> None:
-        if event.double() and event.button() == QtCore.Qt.MouseButton.LeftButton:
-            event.accept()
-            self.double_clicked.emit()
-            return
-        super().mouseClickEvent(event)
-
-
-class GridLines(pg.GraphicsObject):
-    """Opaque 1-pixel grid lines at the axes' major ticks.
-
-    pyqtgraph's own grid (extended tick lines with alpha, replayed from a QPicture) cost about
-    8 ms per axis per frame in software rendering here; this costs a few dozen line draws.
-    """
-
-    def __init__(self, plot: pg.PlotItem, color: str) -> None:
-        super().__init__()
-        self.plot = plot
-        self.pen = QtGui.QPen(QtGui.QColor(color))
-        self.pen.setCosmetic(True)
-        self.pen.setWidth(1)
-        self.xs: list[float] = []
-        self.ys: list[float] = []
-        self.rect = QtCore.QRectF(0, 0, 1, 1)
-        self.setZValue(-100)
-        plot.getViewBox().sigRangeChanged.connect(self.refresh)
-
-    def set_color(self, color: str) -> None:
-        self.pen.setColor(QtGui.QColor(color))
-        self.update()
-
-    @staticmethod
-    def major(axis: pg.AxisItem, lo: float, hi: float, pixels: float) -> list[float]:
-        if not (hi > lo) or pixels <= 0:
-            return []
-        try:
-            levels = axis.tickValues(lo, hi, pixels)
-        except Exception:  # an axis that cannot place ticks draws no grid
-            return []
-        values: list[float] = []
-        for _spacing, ticks in levels:
-            if len(values) + len(ticks) > max(2, pixels / 45):
-                break
-            values.extend(float(v) for v in ticks if lo <= v <= hi)
-            if len(values) >= 3:
-                break
-        return values
-
-    def refresh(self, *_args) -> None:
-        vb = self.plot.getViewBox()
-        (x0, x1), (y0, y1) = vb.viewRange()
-        self.prepareGeometryChange()
-        self.rect = QtCore.QRectF(x0, y0, x1 - x0, y1 - y0)
-        self.xs = self.major(self.plot.getAxis("bottom"), x0, x1, vb.width())
-        self.ys = self.major(self.plot.getAxis("left"), y0, y1, vb.height())
-        self.update()
-
-    def boundingRect(self) -> QtCore.QRectF:
-        return self.rect
-
-    def paint(self, p: QtGui.QPainter, *_args) -> None:
-        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
-        p.setPen(self.pen)
-        r = self.rect
-        for x in self.xs:
-            p.drawLine(QtCore.QPointF(x, r.top()), QtCore.QPointF(x, r.bottom()))
-        for y in self.ys:
-            p.drawLine(QtCore.QPointF(r.left(), y), QtCore.QPointF(r.right(), y))
 
 
 class GraphsTab(QtWidgets.QWidget):
@@ -840,36 +734,11 @@ class GraphsTab(QtWidgets.QWidget):
     def export_csv(self, path: str) -> int:
         """Write the raw (not downsampled) samples of the visible time range; returns the row count."""
         t0, t1 = self.time_range()
-        columns: list[tuple[str, np.ndarray, np.ndarray]] = []
-        times: set[float] = set()
+        columns = []
         for curve in self.curves:
             t, y = self.series(curve.pci, curve.key, t0, t1)
-            mask = (t >= t0) & (t <= t1)
-            t, y = t[mask], y[mask]
-            unit = {"temp": "C", "power": "W", "memory": "bytes", "busy": "percent"}[curve.plot]
-            columns.append((f"{curve.pci} {curve.key} ({unit})", t, y))
-            times.update(t.tolist())
-        ordered = sorted(times)
-        index = {v: n for n, v in enumerate(ordered)}
-        table = np.full((len(ordered), len(columns)), np.nan)
-        for c, (_name, t, y) in enumerate(columns):
-            table[[index[v] for v in t.tolist()], c] = y
-        tmp = path + ".part"
-        try:
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                writer = csv.writer(fh)
-                writer.writerow(["time_iso", "timestamp", *[c[0] for c in columns]])
-                for r, when in enumerate(ordered):
-                    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(when)) + f".{int((when % 1) * 1000):03d}"
-                    writer.writerow([iso, f"{when:.3f}", *["" if math.isnan(v) else f"{v:g}" for v in table[r]]])
-            os.replace(tmp, path)
-        except BaseException:
-            try:  # nothing half-written stays behind (disk full, the target is a folder...)
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        return len(ordered)
+            columns.append(column(f"{curve.pci} {curve.key} ({UNITS[curve.plot]})", t, y, t0, t1))
+        return write_csv(path, columns)
 
     @property
     def draw_count(self) -> int:
@@ -879,21 +748,3 @@ class GraphsTab(QtWidgets.QWidget):
 def recorded_note(feed) -> str:
     """A recording's graphs say what they show: "Snapshot recorded 2026-12-01 21:42 · 1 sample"."""
     return f"Snapshot {feed.recorded_text()} (nothing is sampled now)"
-
-
-def fmt_span(seconds: float) -> str:
-    """A short recorded span: "12 s", "4 min"."""
-    seconds = max(0, int(seconds))
-    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min"
-
-
-def nice_ceiling(value: float) -> float:
-    """Round up to the next of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten (a tight
-    value range whose ticks still land on round numbers)."""
-    if value <= 0 or not math.isfinite(value):
-        return 1.0
-    exp = 10 ** math.floor(math.log10(value))
-    for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
-        if value <= m * exp:
-            return m * exp
-    return 10 * exp

@@ -76,6 +76,6 @@ def test_full_window_has_no_history_note(qtbot, open_window):
 
 @pytest.mark.parametrize("seconds, text", [(0, "0 s"), (-3, "0 s"), (59.7, "59 s"), (119, "119 s"), (600, "10 min")])
 def test_fmt_span(seconds, text):
-    from rocmdesk.ui.graphs_tab import fmt_span
+    from rocmdesk.ui.graph_data import fmt_span
 
     assert fmt_span(seconds) == text
