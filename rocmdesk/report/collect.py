@@ -74,47 +74,47 @@ class RecordingRoot(HostRoot):
             self.accesses[path][1][0] = reason
         self.pending = []
 
-    def join(self, host_path):  # type: ignore[override]
+    def join(self, host_path):
         self.note(host_path, "touch")
         return super().join(host_path)
 
-    def resolve_host_path(self, host_path):  # type: ignore[override]
+    def resolve_host_path(self, host_path):
         self.note(host_path, "touch")
         return super().resolve_host_path(host_path)
 
-    def real_path(self, host_path):  # type: ignore[override]
+    def real_path(self, host_path):
         self.note(host_path, "touch")
         return super().real_path(host_path)
 
-    def read_text(self, host_path, max_bytes=HostRoot.read_text.__defaults__[0]):  # type: ignore[override]
+    def read_text(self, host_path, max_bytes=HostRoot.read_text.__defaults__[0]):
         self.note(host_path, "read")
         return super().read_text(host_path, max_bytes)
 
-    def read_bytes(self, host_path, max_bytes=HostRoot.read_bytes.__defaults__[0]):  # type: ignore[override]
+    def read_bytes(self, host_path, max_bytes=HostRoot.read_bytes.__defaults__[0]):
         self.note(host_path, "read")
         return super().read_bytes(host_path, max_bytes)
 
-    def listdir(self, host_path):  # type: ignore[override]
+    def listdir(self, host_path):
         self.note(host_path, "list")
         return super().listdir(host_path)
 
-    def stat(self, host_path):  # type: ignore[override]
+    def stat(self, host_path):
         self.note(host_path, "stat")
         return super().stat(host_path)
 
-    def exists(self, host_path):  # type: ignore[override]
+    def exists(self, host_path):
         self.note(host_path, "stat")
         return super().exists(host_path)
 
-    def is_dir(self, host_path):  # type: ignore[override]
+    def is_dir(self, host_path):
         self.note(host_path, "stat")
         return super().is_dir(host_path)
 
-    def is_file(self, host_path):  # type: ignore[override]
+    def is_file(self, host_path):
         self.note(host_path, "stat")
         return super().is_file(host_path)
 
-    def readlink(self, host_path):  # type: ignore[override]
+    def readlink(self, host_path):
         self.note(host_path, "link")
         return super().readlink(host_path)
 
