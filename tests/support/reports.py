@@ -71,6 +71,21 @@ def set_rocm(root: Path, version: str | None) -> None:
     os.symlink(f"rocm-{version}", link)
 
 
+def set_kernel(root: Path, kver: str) -> None:
+    """Boot ``kver`` instead of the workstation's kernel: release, /proc/version, modules folder, image, config."""
+    sc.write(root, "/proc/sys/kernel/osrelease", kver + "\n")
+    sc.write(root, "/proc/version", f"Linux version {kver} (builder@host) (gcc) #1 SMP PREEMPT_DYNAMIC\n")
+    old = root / "usr/lib/modules" / sc.KERNEL
+    if old.exists():
+        old.rename(root / "usr/lib/modules" / kver)
+    for name in (f"initrd.img-{sc.KERNEL}", f"config-{sc.KERNEL}"):
+        path = root / "boot" / name
+        if path.exists():
+            path.rename(root / "boot" / name.replace(sc.KERNEL, kver))
+    cmdline = (root / "proc/cmdline").read_text().replace(sc.KERNEL, kver)
+    sc.write(root, "/proc/cmdline", cmdline)
+
+
 def drop_kfd_node(root: Path, pci: str = sc.GPU_PCI) -> None:
     """Remove the KFD topology node of the GPU at ``pci``: amdgpu drives it, but KFD did not add it."""
     from tests.support.sysfs_tree import location_id

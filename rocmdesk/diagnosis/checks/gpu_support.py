@@ -57,6 +57,11 @@ def gpu_not_supported_by_rocm(ctx):
             return Skipped("no KFD topology in this root (/sys/class/kfd), so the GPUs' gfx targets are unknown")
         return Skipped("no GPU node with a gfx target in the KFD topology (see kfd-gpu-not-listed)")
     version, release, rocm_ev = installed_rocm(facts)
+    if version and release is None and rocm_support.release_key(version) is not None:
+        # older than the table: judging it by the newest release called gfx803 on ROCm 3.3 unsupported
+        # (ROCm/legacy-rocm-build#1080, #1214); the table cannot say what such a release supported
+        return Skipped(f"ROCm {version} is older than rocmdesk's support table (ROCm {rocm_support.RELEASES[0]} "
+                       "and newer)")
     judged = f"ROCm {version}" if version else f"ROCm {rocm_support.LATEST} (no ROCm installed under /opt)"
     supported = [g for g in gpus if g.gfx and rocm_support.is_supported(g.gfx.target, release)]
     outcomes: list = []

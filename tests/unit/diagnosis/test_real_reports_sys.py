@@ -18,6 +18,7 @@ from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
 from tests.support.python_envs import install_torch, make_venv, site_of
+from tests.support.reports import set_kernel
 from tests.support.scenarios import only_finding
 
 DEBIAN_OS_RELEASE = ('PRETTY_NAME="Debian GNU/Linux trixie/sid"\nNAME="Debian GNU/Linux"\nVERSION_CODENAME=trixie\n'
@@ -35,21 +36,6 @@ def root(tmp_path):
 
 
 # -- building a reporter's machine -----------------------------------------------------------------------------
-
-
-def set_kernel(root: Path, kver: str) -> None:
-    """Boot ``kver`` instead of the workstation's kernel: release, /proc/version, modules folder, image, config."""
-    sc.write(root, "/proc/sys/kernel/osrelease", kver + "\n")
-    sc.write(root, "/proc/version", f"Linux version {kver} (builder@host) (gcc) #1 SMP PREEMPT_DYNAMIC\n")
-    old = root / "usr/lib/modules" / sc.KERNEL
-    if old.exists():
-        old.rename(root / "usr/lib/modules" / kver)
-    for name in (f"initrd.img-{sc.KERNEL}", f"config-{sc.KERNEL}"):
-        path = root / "boot" / name
-        if path.exists():
-            path.rename(root / "boot" / name.replace(sc.KERNEL, kver))
-    cmdline = (root / "proc/cmdline").read_text().replace(sc.KERNEL, kver)
-    sc.write(root, "/proc/cmdline", cmdline)
 
 
 def dkms_tree(root: Path, version: str, make_log: str | None = None, built: tuple[str, ...] = (),
