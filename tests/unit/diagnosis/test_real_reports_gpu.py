@@ -435,7 +435,7 @@ REPORTS_TESTED = {
 
 @pytest.mark.parametrize("check_id", sorted(REPORTS_TESTED))
 def test_metadata_lists_the_reports_tested_here(check_id):
-    listed = load_metadata()[check_id].get("reports") or []
+    listed = load_metadata()[check_id].reports
     joined = " ".join(listed)
     for report in REPORTS_TESTED[check_id]:
         assert report in joined, (check_id, report)
