@@ -430,6 +430,8 @@ REPORTS_TESTED = {
     WHEEL: ("Comfy-Org/ComfyUI#2058", "issue 12 (rocmdesk)"),
     NOCODE: ("ROCm/TheRock#1184", "pytorch/pytorch#179865"),
     NOT_READ: ("ollama/ollama#8679", "NixOS/nixpkgs#332446"),
+    MISMATCH: ("issue 12 laptop (rocmdesk)",),
+    SUGGESTED: ("Comfy-Org/ComfyUI#2058",),
 }
 
 
@@ -440,5 +442,19 @@ def test_metadata_lists_the_reports_tested_here(check_id):
     for report in REPORTS_TESTED[check_id]:
         assert report in joined, (check_id, report)
     text = Path(__file__).read_text()
+    for entry in listed:
+        assert entry.split(":", 1)[0] in text, entry
+
+
+CONTAINER_REPORTS = ("container-devices-not-passed", "container-device-group", "container-selinux-denies",
+                     "container-shm-small")
+
+
+@pytest.mark.parametrize("check_id", CONTAINER_REPORTS)
+def test_container_reports_are_rebuilt_in_the_container_tests(check_id):
+    """The container checks' reports are rebuilt in tests/unit/diagnosis/test_container_reports.py."""
+    listed = load_metadata()[check_id].get("reports") or []
+    assert listed
+    text = (Path(__file__).parent / "test_container_reports.py").read_text()
     for entry in listed:
         assert entry.split(":", 1)[0] in text, entry
