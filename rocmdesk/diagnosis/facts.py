@@ -444,7 +444,7 @@ class HostFacts:
 
     def configured_gids(self, user: PasswdEntry) -> set[int]:
         """The user's groups as configured: primary gid plus every group listing the name."""
-        gids = {user.gid}
+        gids = {user.gid} if user.gid is not None else set()
         gids.update(g.gid for g in self.groups or [] if user.name in g.members)
         return gids
 

@@ -158,6 +158,16 @@ class _Reader(Protocol):
     def read(self, n: int) -> bytes: ...
 
 
+class _Decompressor(Protocol):
+    """What lzma/bz2/zlib-adapter decompressor objects share (``decompress(data, max_length)``)."""
+
+    @property
+    def eof(self) -> bool: ...
+    @property
+    def needs_input(self) -> bool: ...
+    def decompress(self, data: bytes, max_length: int, /) -> bytes: ...
+
+
 class _Budget:
     """Shared limits of one scan: a deadline and a cap on decompressed bytes."""
 
@@ -197,7 +207,7 @@ class _StreamReader:
     bomb cannot blow up memory.
     """
 
-    def __init__(self, fh: BinaryIO, decompressor, budget: _Budget) -> None:
+    def __init__(self, fh: BinaryIO, decompressor: _Decompressor, budget: _Budget) -> None:
         self.fh = fh
         self.d = decompressor
         self.budget = budget

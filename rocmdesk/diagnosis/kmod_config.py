@@ -249,7 +249,7 @@ def modprobe_files(root: HostRoot, dirs: Iterable[str]) -> list[str]:
 
 def modprobe_lines(root: HostRoot, files: Iterable[str]) -> list[SourcedLine]:
     """kmod's logical lines of ``files``, in its order, comments left out, text unstripped."""
-    out = []
+    out: list[SourcedLine] = []
     for path in files:
         text = root.try_read_text(path)
         if text:

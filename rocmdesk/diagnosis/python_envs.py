@@ -21,7 +21,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from rocmdesk.diagnosis.etc_parsers import parse_environ
+from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry.proc_scan import gpu_processes, link_target
 
 log = logging.getLogger(__name__)
 
@@ -416,13 +419,10 @@ def prefix_of_interpreter(root: HostRoot, interpreter: str) -> tuple[str, str] |
 
 def gpu_process_interpreters(root: HostRoot, deadline: _Deadline) -> list[tuple[int, str, list[str]]]:
     """(pid, interpreter path, argv) of running Python processes holding /dev/kfd or a render node."""
-    from rocmdesk.telemetry.proc_scan import holds_gpu, link_target
-
     out = []
-    for name in root.listdir("/proc"):
-        if not name.isdigit() or deadline.expired():
-            continue
-        pid = int(name)
+    for pid, _comm in gpu_processes(root):  # the one bounded scan of /proc (telemetry.proc_scan)
+        if deadline.expired():
+            break
         exe = link_target(root, f"/proc/{pid}/exe")
         argv: list[str] = []
         cmdline = None
@@ -436,8 +436,6 @@ def gpu_process_interpreters(root: HostRoot, deadline: _Deadline) -> list[tuple[
             exe = exe[: -len(" (deleted)")]
         launched = argv[0] if argv else ""
         if not any(_is_python(p) for p in (exe or "", launched)):
-            continue
-        if not holds_gpu(root, pid):
             continue
         out.append((pid, _process_interpreter(root, pid, exe, launched), argv))
     return out
@@ -454,8 +452,6 @@ def _process_interpreter(root: HostRoot, pid: int, exe: str | None, launched: st
     interpreter, so exe says /usr/bin/python3.11 for every venv. What was launched (argv[0]) or the
     VIRTUAL_ENV / CONDA_PREFIX of the process' environment keep the venv.
     """
-    from rocmdesk.diagnosis.etc_parsers import parse_environ
-
     if launched.startswith("/") and _is_python(launched):
         return launched
     try:
@@ -597,8 +593,6 @@ def discover(root: HostRoot, explicit: Sequence[str] = (), time_budget_s: float 
             continue
         env = add(found[0], found[1], f"running GPU process {pid} ({interpreter})")
         # what the process was started from exists (it runs); a path made up from VIRTUAL_ENV does not count
-        from rocmdesk.telemetry.proc_scan import link_target
-
         exe = (link_target(root, f"/proc/{pid}/exe") or "").removesuffix(" (deleted)")
         started = [p for p in (argv[0] if argv else "", exe) if p.startswith("/") and _is_python(p)]
         if env is not None:
@@ -673,11 +667,9 @@ class MachineGpus:
     gfx_targets: list[str] = field(default_factory=list)  # from KFD topology, e.g. "gfx1100"
 
 
-def machine_gpus(root: HostRoot, facts=None) -> MachineGpus:
+def machine_gpus(root: HostRoot, facts: HostFacts | None = None) -> MachineGpus:
     """The machine's GPUs as the diagnosis' shared :class:`~rocmdesk.diagnosis.facts.HostFacts`
     sees them (one definition of "a GPU" for every check); pass ``facts`` to reuse its cache."""
-    from rocmdesk.diagnosis.facts import HostFacts
-
     facts = facts if facts is not None else HostFacts(root)
     devices = facts.pci_devices or []
     gpus = MachineGpus(readable=bool(devices))

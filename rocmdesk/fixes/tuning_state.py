@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from rocmdesk.fixes.actions import PERFORMANCE_LEVELS
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry.parsers import parse_power_profiles
 
 log = logging.getLogger(__name__)
 
-PROFILE_LINE_RE = re.compile(r"^\s*([0-9]+)\s+([A-Z0-9_]+)\s*(\*?)\s*:", re.MULTILINE)  # facts F17
 PCI_RE = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", re.ASCII)
 
 
@@ -48,13 +48,10 @@ class TuningState:
 
 
 def parse_profiles(text: str) -> tuple[dict[int, str], int | None]:
-    table: dict[int, str] = {}
-    active = None
-    for match in PROFILE_LINE_RE.finditer(text.replace("\x00", "")):
-        table[int(match.group(1))] = match.group(2)
-        if match.group(3):
-            active = int(match.group(1))
-    return table, active
+    """(index -> name, active index) of a ``pp_power_profile_mode`` table, every layout the kernel prints
+    (telemetry's :func:`~rocmdesk.telemetry.parsers.parse_power_profiles`, so the tab and the charts agree)."""
+    profiles = parse_power_profiles(text)
+    return {p.index: p.name for p in profiles}, next((p.index for p in profiles if p.active), None)
 
 
 def _read(root: HostRoot, path: str) -> str | None:

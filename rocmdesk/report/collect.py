@@ -31,7 +31,8 @@ from rocmdesk.host import (
     runner_for,
 )
 from rocmdesk.report import filters
-from rocmdesk.report.redact import KFD_ID_KEYS, SERIAL_FILE_NAMES, parse_passwd, status_ids
+from rocmdesk.report.redact import KFD_ID_KEYS, SERIAL_FILE_NAMES
+from rocmdesk.telemetry.accounts import parse_group, parse_passwd, parse_proc_status
 
 log = logging.getLogger(__name__)
 
@@ -73,47 +74,47 @@ class RecordingRoot(HostRoot):
             self.accesses[path][1][0] = reason
         self.pending = []
 
-    def join(self, host_path):  # type: ignore[override]
+    def join(self, host_path):
         self.note(host_path, "touch")
         return super().join(host_path)
 
-    def resolve_host_path(self, host_path):  # type: ignore[override]
+    def resolve_host_path(self, host_path):
         self.note(host_path, "touch")
         return super().resolve_host_path(host_path)
 
-    def real_path(self, host_path):  # type: ignore[override]
+    def real_path(self, host_path):
         self.note(host_path, "touch")
         return super().real_path(host_path)
 
-    def read_text(self, host_path, max_bytes=HostRoot.read_text.__defaults__[0]):  # type: ignore[override]
+    def read_text(self, host_path, max_bytes=HostRoot.read_text.__defaults__[0]):
         self.note(host_path, "read")
         return super().read_text(host_path, max_bytes)
 
-    def read_bytes(self, host_path, max_bytes=HostRoot.read_bytes.__defaults__[0]):  # type: ignore[override]
+    def read_bytes(self, host_path, max_bytes=HostRoot.read_bytes.__defaults__[0]):
         self.note(host_path, "read")
         return super().read_bytes(host_path, max_bytes)
 
-    def listdir(self, host_path):  # type: ignore[override]
+    def listdir(self, host_path):
         self.note(host_path, "list")
         return super().listdir(host_path)
 
-    def stat(self, host_path):  # type: ignore[override]
+    def stat(self, host_path):
         self.note(host_path, "stat")
         return super().stat(host_path)
 
-    def exists(self, host_path):  # type: ignore[override]
+    def exists(self, host_path):
         self.note(host_path, "stat")
         return super().exists(host_path)
 
-    def is_dir(self, host_path):  # type: ignore[override]
+    def is_dir(self, host_path):
         self.note(host_path, "stat")
         return super().is_dir(host_path)
 
-    def is_file(self, host_path):  # type: ignore[override]
+    def is_file(self, host_path):
         self.note(host_path, "stat")
         return super().is_file(host_path)
 
-    def readlink(self, host_path):  # type: ignore[override]
+    def readlink(self, host_path):
         self.note(host_path, "link")
         return super().readlink(host_path)
 
@@ -675,26 +676,19 @@ def _inside_install(col: Collector, parts: Sequence[str]) -> bool:
 
 def account_names(root: HostRoot, uid: int, gid: int) -> tuple[str | None, str | None]:
     """Names of a uid and gid in the root's own passwd/group (never the analyst's)."""
-    owner = next((n for n, u, _h in parse_passwd(root.try_read_text("/etc/passwd") or "") if u == uid), None)
-    group = None
-    for line in (root.try_read_text("/etc/group") or "").splitlines():
-        parts = line.split(":")
-        if len(parts) >= 3 and parts[2] == str(gid):
-            group = parts[0]
-            break
+    owner = next((p.name for p in parse_passwd(root.try_read_text("/etc/passwd") or "") if p.uid == uid), None)
+    group = next((g.name for g in parse_group(root.try_read_text("/etc/group") or "") if g.gid == gid), None)
     return owner, group
 
 
 def access_gids(root: HostRoot) -> frozenset[int]:
     """The groups that decide GPU access on the source: the user's session and primary groups and
     the groups of /dev/kfd and the DRM nodes (``/etc/group`` keeps their lines)."""
-    status = root.try_read_text("/proc/self/status") or ""
-    uid, session = status_ids(status)
-    gids = set(session)
-    for line in (root.try_read_text("/etc/passwd") or "").splitlines():
-        parts = line.split(":")
-        if len(parts) >= 4 and parts[2] == str(uid) and parts[3].isdigit():
-            gids.add(int(parts[3]))
+    status = parse_proc_status(root.try_read_text("/proc/self/status") or "")
+    gids = set(status.groups or ()) if status is not None else set()
+    if status is not None:
+        gids.update(p.gid for p in parse_passwd(root.try_read_text("/etc/passwd") or "")
+                    if p.uid == status.uid and p.gid is not None)
     for node in ("/dev/kfd", *root.glob("/dev/dri", "renderD*"), *root.glob("/dev/dri", "card*")):
         try:
             gids.add(root.stat(node).st_gid)

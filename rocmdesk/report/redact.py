@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from rocmdesk.host import HostRoot
 from rocmdesk.report import scrub
+from rocmdesk.telemetry.accounts import parse_group, parse_passwd, parse_proc_status
 
 log = logging.getLogger(__name__)
 
@@ -330,50 +331,19 @@ def _reformat_like(original: str, number: int) -> str:
 # -- building a redactor from a machine ----------------------------------------------------------
 
 
-def parse_passwd(text: str) -> list[tuple[str, int, str]]:
-    """(name, uid, home) of each well-formed ``/etc/passwd`` line."""
-    out = []
-    for line in text.splitlines():
-        parts = line.split(":")
-        if len(parts) >= 7 and parts[2].isdigit():
-            out.append((parts[0], int(parts[2]), parts[5]))
-    return out
-
-
-def system_groups(text: str) -> list[str]:
-    """Names of the system groups (gid below 1000) of an ``/etc/group`` text."""
-    out = []
-    for line in text.splitlines():
-        parts = line.split(":")
-        if len(parts) >= 3 and parts[2].isdigit() and int(parts[2]) <= SYSTEM_UID_MAX:
-            out.append(parts[0])
-    return out
-
-
-def status_ids(text: str) -> tuple[int | None, list[int]]:
-    """(real uid, supplementary gids) from a ``/proc/<pid>/status`` text."""
-    uid, groups = None, []
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key == "Uid" and value.split():
-            uid = int(value.split()[0])
-        elif key == "Groups":
-            groups = [int(g) for g in value.split() if g.isdigit()]
-    return uid, groups
-
-
 def redactor_for(root: HostRoot, extra_hostnames: Iterable[str] = (), extra_users: Mapping[str, str] = ()
                  ) -> Redactor:
     """The redactor for a machine: its hostname, its people (regular accounts), their homes."""
     red = Redactor()
-    status = root.try_read_text("/proc/self/status") or ""
-    current_uid, _ = status_ids(status)
-    accounts = parse_passwd(root.try_read_text("/etc/passwd") or "")
+    status = parse_proc_status(root.try_read_text("/proc/self/status") or "")
+    current_uid = status.uid if status is not None else None
+    accounts = [(p.name, p.uid, p.home) for p in parse_passwd(root.try_read_text("/etc/passwd") or "")]
     # The current user first, so it is always user1.
     accounts.sort(key=lambda a: (a[1] != current_uid, a[1]))
     red.add_system_words(name for name, uid, _home in accounts
                          if (uid <= SYSTEM_UID_MAX and uid != current_uid) or uid in NOBODY_UIDS)
-    red.add_system_words(system_groups(root.try_read_text("/etc/group") or ""))
+    red.add_system_words(g.name for g in parse_group(root.try_read_text("/etc/group") or "")
+                         if g.gid <= SYSTEM_UID_MAX)
     for name, uid, home in accounts:
         if uid in NOBODY_UIDS or (uid <= SYSTEM_UID_MAX and uid != current_uid) or uid == 0:
             continue

@@ -414,7 +414,7 @@ def _count(counts: Counter, kind: str, replacement: str) -> str:
     return replacement
 
 
-def _counted(counts: Counter, kind: str, m: re.Match, repl) -> str:  # type: ignore[no-untyped-def]
+def _counted(counts: Counter, kind: str, m: re.Match, repl) -> str:
     out = repl(m)
     if out != m.group(0):
         counts[kind] += 1

@@ -12,35 +12,39 @@ class GroupEntry:
     name: str
     gid: int
     members: tuple[str, ...]
-    line: int
+    line: int  # 1-based line in the file (evidence cites it)
 
 
 @dataclass(frozen=True, slots=True)
 class PasswdEntry:
     name: str
     uid: int
-    gid: int
+    gid: int | None  # None when the field is not a number (the entry still names a person to redact)
     home: str
     line: int
 
 
 @dataclass(frozen=True, slots=True)
 class ProcStatus:
-    uid: int
+    uid: int  # the real uid (first of the four Uid: numbers)
     gid: int | None
-    groups: tuple[int, ...] | None  # None when the line is missing
+    groups: tuple[int, ...] | None  # supplementary groups; None when the line is missing or malformed
     name: str | None
 
 
+def parse_id(text: str) -> int | None:
+    """A uid or gid field: ASCII digits only (``int()`` would also take " 12", "+12", "-1" or "١٢")."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def parse_group(text: str) -> list[GroupEntry]:
+    """``name:password:gid:members`` lines with a numeric gid; comments and short lines skipped."""
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         parts = line.strip().split(":")
-        if len(parts) < 4 or line.lstrip().startswith("#"):
-            continue
-        try:
-            gid = int(parts[2])
-        except ValueError:
+        gid = parse_id(parts[2]) if len(parts) >= 4 and not line.lstrip().startswith("#") else None
+        if gid is None:
             continue
         members = tuple(m.strip() for m in parts[3].split(",") if m.strip())
         out.append(GroupEntry(parts[0], gid, members, number))
@@ -48,39 +52,33 @@ def parse_group(text: str) -> list[GroupEntry]:
 
 
 def parse_passwd(text: str) -> list[PasswdEntry]:
+    """``name:password:uid:gid:gecos:home:shell`` lines with a numeric uid; comments and short lines skipped."""
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         parts = line.strip().split(":")
-        if len(parts) < 7 or line.lstrip().startswith("#"):
-            continue
-        try:
-            out.append(PasswdEntry(parts[0], int(parts[2]), int(parts[3]), parts[5], number))
-        except ValueError:
-            continue
+        uid = parse_id(parts[2]) if len(parts) >= 7 and not line.lstrip().startswith("#") else None
+        if uid is not None:
+            out.append(PasswdEntry(parts[0], uid, parse_id(parts[3]), parts[5], number))
     return out
 
 
+def group_name(groups: list[GroupEntry], gid: int) -> str | None:
+    return next((g.name for g in groups if g.gid == gid), None)
+
+
 def parse_proc_status(text: str) -> ProcStatus | None:
-    """``Uid:``/``Gid:``/``Groups:`` of /proc/<pid>/status; None without a Uid line."""
+    """``Name:``/``Uid:``/``Gid:``/``Groups:`` of /proc/<pid>/status; None without a readable Uid line."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep:
             fields[key.strip()] = value.strip()
-    try:
-        uid = int(fields["Uid"].split()[0])
-    except (KeyError, IndexError, ValueError):
+    uid = parse_id((fields.get("Uid") or "x").split()[0])
+    if uid is None:
         return None
-    gid = None
-    if "Gid" in fields and fields["Gid"].split():
-        try:
-            gid = int(fields["Gid"].split()[0])
-        except ValueError:
-            gid = None
+    gid = parse_id((fields.get("Gid") or "x").split()[0])
     groups = None
     if "Groups" in fields:
-        try:
-            groups = tuple(int(g) for g in fields["Groups"].split())
-        except ValueError:
-            groups = None
+        ids = [parse_id(g) for g in fields["Groups"].split()]
+        groups = None if None in ids else tuple(i for i in ids if i is not None)
     return ProcStatus(uid, gid, groups, fields.get("Name"))

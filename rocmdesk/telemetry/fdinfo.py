@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from rocmdesk import host
 from rocmdesk.host import HostReadError, HostRoot
 from rocmdesk.telemetry import kfd_procs
+from rocmdesk.telemetry.accounts import parse_proc_status
 from rocmdesk.telemetry.kfd_procs import KfdProcessGpu, KfdScan
 from rocmdesk.telemetry.model import ProcessUse
 from rocmdesk.telemetry.parsers import PCI_ADDRESS_RE, ValueProblem, clean, garbage
@@ -264,12 +265,8 @@ class FdinfoScanner:
             status = host.read_fd_text(os.path.join(proc, pid, "status"))
         except OSError:
             return None
-        for line in status.splitlines():
-            if line.startswith("Uid:"):
-                parts = line.split()
-                if len(parts) > 1 and parts[1].isdigit():
-                    return user_name(int(parts[1]))
-        return None
+        ids = parse_proc_status(status)
+        return user_name(ids.uid) if ids is not None else None
 
 
 def _total(values) -> int | None:

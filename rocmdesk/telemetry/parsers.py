@@ -173,7 +173,8 @@ def active_dpm_mhz(text: str) -> int | None:
     return None
 
 
-# Facts file F17: "Parse with ^\s*(\d+)\s+([A-Z0-9_]+)\s*(\*?)\s*:" (both the Navi and Vega layouts).
+# pp_power_profile_mode layouts (linux drivers/gpu/drm/amd/pm): one row per profile, "%2d %14s%s:" with "*"
+# before the colon on the active one (Vega, smu11 navi10_ppt.c / sienna_cichlid_ppt.c, smu13 smu_v13_0_0_ppt.c).
 _PROFILE_ROW = re.compile(r"^\s*(\d+)\s+([A-Za-z0-9_]+)\s*(\*?)\s*:")
 # Older (Polaris/SMU7) layout: "  1 3D_FULL_SCREEN*   ..." without a colon.
 _PROFILE_ROW_OLD = re.compile(r"^\s*(\d+)\s+([A-Z0-9_]+)\s*(\*?)(?:\s|$)")

@@ -106,11 +106,42 @@ def env_not_read_by_gpu_program(ctx):
                 title=f"{name} is set in {where}, but {unit.name} does not read it",
                 severity=Severity.ERROR if name.startswith(SEVERE) else Severity.WARNING,
                 details=details, fix_steps=_drop_in_steps(facts, unit, assignments)))
+    outcomes += _not_restarted(facts, programs)
     outcomes += _hand_started(facts, programs)
     if outcomes:
         return outcomes
     return Passed("every GPU variable set for the session is in the GPU services' units as well"
                   if session else "no GPU variable is set only for login sessions")
+
+
+GPU_PREFIXES = ("HSA_", "ROCR_", "HIP_", "CUDA_", "GPU_")
+
+
+def _not_restarted(facts: HostFacts, programs) -> list[Failed]:
+    """A unit (or drop-in) sets a GPU variable that the service's running process does not have: it was started before
+    the change and never restarted (``systemctl edit`` reloads systemd but does not restart; ollama/ollama#6520)."""
+    out = []
+    for unit in programs.services:
+        for pid in unit.pids:
+            env = process_env(facts, pid)
+            if env is None:
+                continue
+            for name, s in unit.env.items():
+                if not name.startswith(GPU_PREFIXES) or env.get(name) == s.value:
+                    continue
+                running = f"has {name}={env[name]}" if name in env else f"has no {name}"
+                out.append(Failed(
+                    evidence=[Evidence(f"{name}={s.value}", s.path, s.line),
+                              Evidence(f"the running {unit.name} process {pid} {running}", f"/proc/{pid}/environ")],
+                    subject=unit.name, severity=Severity.ERROR if name.startswith(SEVERE) else Severity.WARNING,
+                    title=f"{name} was set for {unit.name} after it started: the running service does not have it",
+                    details=(f"{s.path} sets {name}={s.value}, but {unit.name}'s running process {pid} {running}: "
+                             "it was started before the change, and systemd applies a unit's environment only when "
+                             "the service (re)starts."),
+                    fix_steps=(f"Restart the service: `sudo systemctl restart {unit.name}` (after `sudo systemctl "
+                               "daemon-reload` if the unit file was edited by hand).",
+                               f"Check: `systemctl show {unit.name} -p Environment` and the service log list it.")))
+    return out
 
 
 def _hand_started(facts: HostFacts, programs) -> list[Failed]:
@@ -125,8 +156,7 @@ def _hand_started(facts: HostFacts, programs) -> list[Failed]:
                 if unit.exec_start else ""
             if not program or comm != program[:15]:
                 continue
-            missing = [s for n, s in unit.env.items() if n.startswith(("HSA_", "ROCR_", "HIP_", "CUDA_", "GPU_"))
-                       and n not in env]
+            missing = [s for n, s in unit.env.items() if n.startswith(GPU_PREFIXES) and n not in env]
             for s in missing:
                 out.append(Failed(
                     evidence=[Evidence(f"{s.name}={s.value}", s.path, s.line),

@@ -33,7 +33,7 @@ from rocmdesk.host import HostReadError
 try:  # Python 3.11+
     import tomllib
 except ImportError:  # pragma: no cover - Python 3.10
-    tomllib = None  # type: ignore[assignment]
+    tomllib = None
 
 log = logging.getLogger(__name__)
 

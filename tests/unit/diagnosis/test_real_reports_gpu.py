@@ -292,6 +292,136 @@ def test_no_library_files_cannot_tell(tmp_path):
     assert result.status is Status.PASS and "no ROCm library file names" in result.reason
 
 
+# -- GPU programs as they run: env-not-read-by-gpu-program, gpu-service-cannot-open-gpu -------------------------
+
+NOT_READ = "env-not-read-by-gpu-program"
+CANNOT_OPEN = "gpu-service-cannot-open-gpu"
+MISMATCH = "hsa-override-mismatch"
+ARCH = 'NAME="Arch Linux"\nPRETTY_NAME="Arch Linux"\nID=arch\nBUILD_ID=rolling\n'
+NIXOS = 'NAME=NixOS\nID=nixos\nVERSION_ID="24.05"\nPRETTY_NAME="NixOS 24.05 (Uakari)"\n'
+
+
+def in_service(root: Path, pid: int, unit: str = "ollama.service") -> None:
+    sc.write(root, f"/proc/{pid}/cgroup", f"0::/system.slice/{unit}\n")
+
+
+def in_session(root: Path, pid: int) -> None:
+    sc.write(root, f"/proc/{pid}/cgroup", "0::/user.slice/user-1000.slice/session-2.scope\n")
+
+
+def test_issue_12_laptop_override_in_bashrc_never_reaches_ollama_service(tmp_path):
+    """Issue 12's laptop: an unsupported iGPU beside an RX 6700M; the working HSA_OVERRIDE_GFX_VERSION=10.3.0 sits in
+    ~/.bashrc and ollama runs as ollama.service, which never reads it. rocmdesk used to say "change the global value to
+    the iGPU's own version" twice. Assumed: a Ryzen 9 5900HX (Cezanne iGPU gfx90c, 1002:1638, at 0000:07:00.0) and the
+    RX 6700M (gfx1031, 1002:73DF) at the workstation's address, ROCm 6.2.4, the install script's ollama.service with
+    its process running in the unit's cgroup. Expected: the variable is reported as not read by ollama.service, with a
+    drop-in whose values fit both GPUs (10.3.0 for the dGPU, the iGPU hidden or overridden per node), and nowhere
+    the iGPU's own 9.0.12 as a global value."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100301, 0x73DF), Gpu(90012, 0x1638, pci="0000:07:00.0")])
+    sc.append(root, "/home/alice/.bashrc", "export HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    in_service(root, 2345)
+    findings = diagnose(root)
+    finding = findings[NOT_READ][0]
+    assert len(findings[NOT_READ]) == 1
+    assert finding.severity is Severity.ERROR
+    assert finding.title == "HSA_OVERRIDE_GFX_VERSION is set in ~/.bashrc, but ollama.service does not read it"
+    ev = texts(finding)
+    assert any(t.startswith("/home/alice/.bashrc:") and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in t for t in ev)
+    assert any("ollama.service sets no HSA_OVERRIDE_GFX_VERSION" in t for t in ev)
+    assert any("the running ollama.service process 2345 has no HSA_OVERRIDE_GFX_VERSION" in t for t in ev)
+    steps = steps_of(finding)
+    assert "sudo systemctl edit ollama.service" in steps and "sudo systemctl restart ollama.service" in steps
+    assert "ROCR_VISIBLE_DEVICES" in steps or "HSA_OVERRIDE_GFX_VERSION_" in steps  # the iGPU hidden or per node
+    every_step = "\n".join(steps_of(f) for fs in findings.values() for f in fs)
+    assert "HSA_OVERRIDE_GFX_VERSION=9.0.12" not in every_step
+    assert set(findings) <= {NOT_READ, MISMATCH, UNSUPPORTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    for f in findings.get(MISMATCH, []):
+        assert f.severity is not Severity.ERROR or "ROCR_VISIBLE_DEVICES" in steps_of(f)
+
+
+def test_ollama_8679_ollama_serve_by_hand_ignores_the_unit(tmp_path):
+    """ollama/ollama#8679: Arch Linux, RX 6750 (gfx1031); HSA_OVERRIDE_GFX_VERSION=10.3.0 set for the service (a
+    systemd drop-in), but the reporter ran `ollama serve` in a terminal; maintainer: "`ollama serve` does not and
+    cannot use systemd configurations ... use `systemctl restart ollama`", which worked. Assumed: the drop-in
+    /etc/systemd/system/ollama.service.d/override.conf, the hand-started ollama (pid 2345) in the login session's
+    cgroup holding the render node, PCI id 1002:73DF, ROCm 6.2.4."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100301, 0x73DF)])
+    sc.write(root, "/etc/os-release", ARCH)
+    sc.write(root, "/etc/systemd/system/ollama.service.d/override.conf",
+             '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3.0"\n')
+    in_session(root, 2345)
+    findings = diagnose(root)
+    finding = only(findings, NOT_READ)
+    assert finding.severity is Severity.ERROR
+    assert finding.title == ("HSA_OVERRIDE_GFX_VERSION is set for ollama.service, but ollama (pid 2345) was started "
+                             "outside it")
+    ev = texts(finding)
+    assert "/etc/systemd/system/ollama.service.d/override.conf:2: HSA_OVERRIDE_GFX_VERSION=10.3.0" in ev
+    assert "/proc/2345/environ: process 2345 (ollama) has no HSA_OVERRIDE_GFX_VERSION" in ev
+    assert finding.fix.steps[0] == ("Stop the hand-started program and use the service: `sudo systemctl restart "
+                                    "ollama.service`.")
+
+
+def test_nixpkgs_332446_rocm_override_gfx_reaches_only_the_service(tmp_path):
+    """NixOS/nixpkgs#332446: services.ollama.rocmOverrideGfx = "10.3.0" puts the override in the generated
+    ollama.service, but `ollama serve` started by hand does not get it. Assumed: NixOS 24.05, the generated unit in
+    /etc/systemd/system (NixOS links it there from the store) with Environment="HSA_OVERRIDE_GFX_VERSION=10.3.0",
+    ExecStart from the store, RX 6700 XT (gfx1031), the hand-started ollama in the session holding /dev/kfd."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100301, 0x73DF)], rocm=None)
+    sc.write(root, "/etc/os-release", NIXOS)
+    sc.write(root, "/etc/systemd/system/ollama.service",
+             "[Unit]\nDescription=Server for local large language models\n\n[Service]\n"
+             'Environment="HOME=/var/lib/ollama"\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3.0"\n'
+             "ExecStart=/nix/store/8bv2k0yfl0l3v3d2sm0c4n1v1c7mbzbm-ollama-0.3.0/bin/ollama serve\n"
+             "DynamicUser=true\nSupplementaryGroups=render\n")
+    in_session(root, 2345)
+    findings = diagnose(root)
+    finding = only(findings, NOT_READ)
+    assert "ollama (pid 2345) was started outside it" in finding.title
+    assert "export HSA_OVERRIDE_GFX_VERSION=10.3.0" in steps_of(finding)
+
+
+def test_ollama_service_user_outside_render_group(tmp_path):
+    """The install script's ollama.service runs as User=ollama; with ollama left out of render (the reporter added
+    only their own user) the service finds no GPU while `ollama serve` in the terminal does (the shape of
+    ollama/ollama#5090's "only when run as a systemd service"). Assumed: the workstation's /etc/group with ollama
+    dropped from render and video; the service's process running in its cgroup."""
+    root = sc.clean_workstation(tmp_path / "r")
+    for group in ("render", "video"):
+        sc.remove_user_from_group(root, group, user="ollama")
+    in_service(root, 2345)
+    finding = only(diagnose(root), CANNOT_OPEN)
+    assert finding.title.startswith("ollama.service cannot open the GPU (ollama is not in ")
+    assert "sudo usermod -aG render ollama" in steps_of(finding) or "sudo usermod -aG render,video ollama" in \
+        steps_of(finding)
+    assert any(t.startswith("/etc/systemd/system/ollama.service:") and "User=ollama" in t for t in texts(finding))
+
+
+def test_supplementary_groups_in_a_drop_in_let_the_service_in(tmp_path):
+    root = sc.clean_workstation(tmp_path / "r")
+    for group in ("render", "video"):
+        sc.remove_user_from_group(root, group, user="ollama")
+    sc.write(root, "/etc/systemd/system/ollama.service.d/gpu.conf", "[Service]\nSupplementaryGroups=render video\n")
+    assert sc.run_check(root, CANNOT_OPEN).status is Status.PASS
+
+
+def test_drop_in_written_but_service_not_restarted(tmp_path):
+    """`systemctl edit` writes the drop-in and reloads systemd but does not restart the service (ollama's 780M
+    tutorial, ollama/ollama PR #5426, ends with the restart for that reason): the running process lacks the value."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x15BF)])
+    sc.write(root, "/etc/systemd/system/ollama.service.d/override.conf",
+             '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
+    in_service(root, 2345)
+    finding = only_finding(sc.run_check(root, NOT_READ))
+    assert finding.title == ("HSA_OVERRIDE_GFX_VERSION was set for ollama.service after it started: the running "
+                             "service does not have it")
+    assert "/proc/2345/environ: the running ollama.service process 2345 has no HSA_OVERRIDE_GFX_VERSION" in \
+        texts(finding)
+    assert finding.fix.steps[0].startswith("Restart the service: `sudo systemctl restart ollama.service`")
+    sc.write(root, "/proc/2345/environ", sc.environ_bytes({"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}))
+    assert sc.run_check(root, NOT_READ).status is Status.PASS
+
+
 # -- metadata ties ---------------------------------------------------------------------------------------------
 
 
@@ -299,6 +429,9 @@ REPORTS_TESTED = {
     KFD: ("ROCm/legacy-rocm-build#1804", "ROCm/legacy-rocm-build#2232"),
     WHEEL: ("Comfy-Org/ComfyUI#2058", "issue 12 (rocmdesk)"),
     NOCODE: ("ROCm/TheRock#1184", "pytorch/pytorch#179865"),
+    NOT_READ: ("ollama/ollama#8679", "NixOS/nixpkgs#332446"),
+    MISMATCH: ("issue 12 laptop (rocmdesk)",),
+    SUGGESTED: ("Comfy-Org/ComfyUI#2058",),
 }
 
 
@@ -309,5 +442,19 @@ def test_metadata_lists_the_reports_tested_here(check_id):
     for report in REPORTS_TESTED[check_id]:
         assert report in joined, (check_id, report)
     text = Path(__file__).read_text()
+    for entry in listed:
+        assert entry.split(":", 1)[0] in text, entry
+
+
+CONTAINER_REPORTS = ("container-devices-not-passed", "container-device-group", "container-selinux-denies",
+                     "container-shm-small")
+
+
+@pytest.mark.parametrize("check_id", CONTAINER_REPORTS)
+def test_container_reports_are_rebuilt_in_the_container_tests(check_id):
+    """The container checks' reports are rebuilt in tests/unit/diagnosis/test_container_reports.py."""
+    listed = load_metadata()[check_id].get("reports") or []
+    assert listed
+    text = (Path(__file__).parent / "test_container_reports.py").read_text()
     for entry in listed:
         assert entry.split(":", 1)[0] in text, entry
