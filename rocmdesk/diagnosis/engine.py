@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmdesk.diagnosis.metadata import CheckMeta, load_metadata
 from rocmdesk.diagnosis.model import CheckResult, Evidence, Finding, Fix, Severity, Status
 
 log = logging.getLogger(__name__)
@@ -84,9 +85,9 @@ def registered_checks() -> list[CheckSpec]:
     return sorted(_REGISTRY.values(), key=lambda s: (AREAS.index(s.area), s.order))
 
 
-def run_check(spec: CheckSpec, ctx: Any, metadata: dict[str, dict]) -> CheckResult:
-    meta = metadata.get(spec.id, {})
-    title = meta.get("title", spec.id)
+def run_check(spec: CheckSpec, ctx: Any, metadata: dict[str, CheckMeta]) -> CheckResult:
+    meta = metadata.get(spec.id)
+    title = meta.title if meta is not None else spec.id
     start = time.perf_counter()
     try:
         outcome = spec.fn(ctx)
@@ -111,21 +112,21 @@ def run_check(spec: CheckSpec, ctx: Any, metadata: dict[str, dict]) -> CheckResu
     return CheckResult(spec.id, spec.area, title, Status.PASS, "; ".join(reasons), duration_s=elapsed)
 
 
-def _finding(check_id: str, failed: Failed, meta: dict) -> Finding:
-    explanation = failed.explanation or meta.get("explanation", "").strip()
+def _finding(check_id: str, failed: Failed, meta: CheckMeta | None) -> Finding:
+    """A failure as a finding: what the check says, else its reviewed wording (no YAML entry: a warning)."""
+    explanation = failed.explanation or (meta.explanation if meta is not None else "")
     if failed.details:
         explanation = f"{explanation}\n\n{failed.details}" if explanation else failed.details
     fix = failed.fix
-    if fix is None and meta.get("fix"):
-        fix_meta = meta["fix"]
-        fix = Fix(id=fix_meta["id"], privileged=bool(fix_meta.get("privileged", False)),
-                  steps=tuple(failed.fix_steps or fix_meta.get("steps") or ()))
-    elif fix is not None and not fix.steps and meta.get("fix"):
-        fix = Fix(fix.id, fix.privileged, tuple(failed.fix_steps or meta["fix"].get("steps") or ()), fix.action)
+    fix_meta = meta.fix if meta is not None else None
+    if fix is None and fix_meta is not None:
+        fix = Fix(id=fix_meta.id, privileged=fix_meta.privileged, steps=tuple(failed.fix_steps or fix_meta.steps))
+    elif fix is not None and not fix.steps and fix_meta is not None:
+        fix = Fix(fix.id, fix.privileged, tuple(failed.fix_steps or fix_meta.steps), fix.action)
     return Finding(
         id=check_id,
-        severity=failed.severity or Severity(meta.get("severity", "warning")),
-        title=failed.title or meta.get("title", check_id),
+        severity=failed.severity or (meta.severity if meta is not None else Severity.WARNING),
+        title=failed.title or (meta.title if meta is not None else check_id),
         explanation=explanation,
         evidence=list(failed.evidence),
         fix=fix,
@@ -134,11 +135,10 @@ def _finding(check_id: str, failed: Failed, meta: dict) -> Finding:
 
 
 def run_checks(ctx: Any, specs: Iterable[CheckSpec] | None = None,
-               metadata: dict[str, dict] | None = None,
+               metadata: dict[str, CheckMeta] | None = None,
                progress: Callable[[CheckResult, int, int], None] | None = None) -> list[CheckResult]:
     """Run checks in order; ``progress(result, index, total)`` is called after each one."""
     from rocmdesk.diagnosis.in_container import for_container
-    from rocmdesk.diagnosis.metadata import load_metadata
 
     specs = list(specs) if specs is not None else registered_checks()
     metadata = metadata if metadata is not None else load_metadata()

@@ -133,7 +133,7 @@ def test_diagnosis_list_shows_short_titles_and_distinct_statuses(qtbot, tmp_path
     meta = load_metadata()
     for check_id, item in tab._check_items.items():
         label = item.text(0)
-        assert label != check_id and label == meta[check_id]["label"], (check_id, label)
+        assert label != check_id and label == meta[check_id].label, (check_id, label)
         assert len(label) <= 34
     failing = tab._check_items["amdgpu-blacklisted"]
     passing = next(tab._check_items[c] for c, s in statuses.items() if s is Status.PASS)

@@ -25,12 +25,12 @@ HELPER_ACTIONS = {"modprobe-unblacklist-amdgpu", "xorg-disable-conf", "add-user-
 @pytest.mark.parametrize("check_id", [s.id for s in registered_checks()])
 def test_metadata_complete(check_id):
     meta = load_metadata()[check_id]
-    assert meta["title"] and meta["explanation"].strip()
-    assert Severity(meta["severity"])
-    assert meta["sources"] and all(isinstance(s, str) and s for s in meta["sources"])
-    fix = meta["fix"]
-    assert fix["id"] and isinstance(fix["privileged"], bool)
-    assert fix["steps"] and all(isinstance(s, str) and s for s in fix["steps"])
+    assert meta.title and meta.explanation.strip()
+    assert isinstance(meta.severity, Severity)
+    assert meta.sources and all(isinstance(s, str) and s for s in meta.sources)
+    fix = meta.fix
+    assert fix is not None and fix.id and isinstance(fix.privileged, bool)
+    assert fix.steps and all(isinstance(s, str) and s for s in fix.steps)
     spec = next(s for s in registered_checks() if s.id == check_id)
     assert spec.area in AREAS
 

@@ -437,7 +437,7 @@ REPORTS_TESTED = {
 
 @pytest.mark.parametrize("check_id", sorted(REPORTS_TESTED))
 def test_metadata_lists_the_reports_tested_here(check_id):
-    listed = load_metadata()[check_id].get("reports") or []
+    listed = load_metadata()[check_id].reports
     joined = " ".join(listed)
     for report in REPORTS_TESTED[check_id]:
         assert report in joined, (check_id, report)
@@ -453,7 +453,7 @@ CONTAINER_REPORTS = ("container-devices-not-passed", "container-device-group", "
 @pytest.mark.parametrize("check_id", CONTAINER_REPORTS)
 def test_container_reports_are_rebuilt_in_the_container_tests(check_id):
     """The container checks' reports are rebuilt in tests/unit/diagnosis/test_container_reports.py."""
-    listed = load_metadata()[check_id].get("reports") or []
+    listed = load_metadata()[check_id].reports
     assert listed
     text = (Path(__file__).parent / "test_container_reports.py").read_text()
     for entry in listed:

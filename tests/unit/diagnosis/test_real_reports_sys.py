@@ -683,10 +683,10 @@ REPORTS_TESTED = {
 
 @pytest.mark.parametrize("check_id", sorted(REPORTS_TESTED))
 def test_metadata_lists_the_reports_tested_here(check_id):
-    listed = " ".join(load_metadata()[check_id].get("reports") or [])
+    listed = " ".join(load_metadata()[check_id].reports)
     for report in REPORTS_TESTED[check_id]:
         assert report in listed, (check_id, report)
     # and every report the metadata lists is rebuilt in this file (a docstring names it)
     text = Path(__file__).read_text()
-    for entry in load_metadata()[check_id]["reports"]:
+    for entry in load_metadata()[check_id].reports:
         assert entry.split(":", 1)[0].split(" (")[0] in text, entry

@@ -403,7 +403,7 @@ def test_yaml_steps_name_no_stale_index():
     import re
 
     for check_id in (MISMATCH, PINNED, PYNVML):
-        steps = " ".join(load_metadata()[check_id]["fix"]["steps"])
+        steps = " ".join(load_metadata()[check_id].fix.steps)
         named = set(re.findall(r"whl/(?:nightly/)?(rocm[0-9][0-9.]*[0-9])", steps))
         assert named <= {torch_index.DEFAULT_INDEX}, (check_id, named)
 
