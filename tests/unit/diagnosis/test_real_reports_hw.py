@@ -157,7 +157,7 @@ REPORTS_TESTED = {
 
 @pytest.mark.parametrize("check_id", sorted(REPORTS_TESTED))
 def test_metadata_lists_the_reports_rebuilt_here(check_id):
-    listed = [e.split(":", 1)[0] for e in load_metadata()[check_id].get("reports") or []]
+    listed = [e.split(":", 1)[0] for e in load_metadata()[check_id].reports]
     assert sorted(listed) == sorted(REPORTS_TESTED[check_id])
     text = Path(__file__).read_text()
     for report in listed:
