@@ -116,6 +116,13 @@ MI300X_CUS = 304  # simd_count 1216 / simd_per_cu 4 in its KFD node properties
 MI300X_WAVE_FILL = {"load": (0.04, 0.15), "warmup": (0.35, 0.6), "train": (0.42, 0.62),
                     "eval": (0.3, 0.48), "checkpoint": (0.05, 0.2)}
 NOT_RECORDED = "not recorded in this demo"
+# Host link of the OAM module: PCIe Gen5 x16 (AMD Instinct MI300X data sheet); the link runs at full
+# speed while the job runs, as current_link_speed/width report it on a busy GPU
+MI300X_PCIE = {"speed_gts": 32.0, "width": 16, "max_speed_gts": 32.0, "max_width": 16}
+# The reason gpu_metrics' indep_throttle_status gives while the SMU holds socket power at the cap
+# (bit 0, THROTTLER_PPT0_BIT in kgd_pp_interface.h; telemetry/gpu_metrics.py names it)
+PPT_THROTTLE = {"active": True, "reasons": ["power limit (PPT0)"]}
+NOT_THROTTLED = {"active": False, "reasons": []}
 
 # MI300X temperature limits, as hwmon exposes them on GC 9.4.3 (no edge sensor, so no temp1_*):
 # * which files: the amdgpu patch "drm/amd/pm: Add GC v9.4.3 thermal limits to hwmon" (Lijo Lazar,
@@ -202,6 +209,7 @@ def mi300x_static() -> dict:
         "voltage_mv": None,
         "performance_level": "auto",
         "power_profile": None,
+        "pcie": dict(MI300X_PCIE),
         "unavailable": {
             "temperature_c.edge": "this GPU has no edge sensor",
             "fan_rpm": "no fan on this GPU (passively cooled)",
@@ -313,6 +321,7 @@ def simulate_mi300x(seed: int = 20251130) -> Recording:
                 "mem_busy_percent": round(mem_busy),
                 "sclk_mhz": round(sclk),
                 "mclk_mhz": mclk,
+                "throttle": PPT_THROTTLE if demand > MI300X_CAP else NOT_THROTTLED,
             })
             if job_running:
                 if phase.kind == "load":
@@ -403,6 +412,7 @@ def xtx_static() -> dict:
         "vram_total_bytes": XTX_VRAM,
         "gtt_total_bytes": 32 * GIB,
         "performance_level": "auto",
+        "pcie": {"speed_gts": 16.0, "width": 16, "max_speed_gts": 16.0, "max_width": 16},  # PCIe 4.0 x16
         "unavailable": {},
     }
 
@@ -518,6 +528,7 @@ def simulate_xtx(seed: int = 20251201) -> Recording:
             "fan_rpm": max(0, rpm),
             "fan_percent": round(pwm / 255 * 100, 1),
             "voltage_mv": float(round(voltage)),
+            "throttle": PPT_THROTTLE if demand > XTX_CAP else NOT_THROTTLED,
             "power_profile": "COMPUTE" if computing or (what == "resident" and into < 5) else "BOOTUP_DEFAULT",
         }
         if what == "load":

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rocmdesk.telemetry.model import GpuSample, Snapshot
+from rocmdesk.telemetry.throttle_spans import ThrottleLog
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class GpuHistory:
         self.present = True
         self.clock_steps_back = 0  # timestamps that went backwards and were clamped
         self.label = key
+        self.throttle = ThrottleLog()  # when it throttled and why (spans, not a ring)
 
     # -- writing ---------------------------------------------------------------------------------
     def _add_metric(self, metric: str) -> np.ndarray:
@@ -107,6 +109,7 @@ class GpuHistory:
             else:
                 value = getattr(sample, metric, None)
             arr[slot] = _as_float(value)
+        self.throttle.add(float(self.times[slot]), sample.throttle)
         if len(temps) > 0:
             self._learn_extra_temperatures(temps, slot)
         self.present = True
@@ -126,6 +129,7 @@ class GpuHistory:
         slot = self._next_slot(timestamp)
         for arr in self.values.values():
             arr[slot] = np.nan
+        self.throttle.close(float(self.times[slot]))
 
     def clear(self) -> None:
         self.times.fill(np.nan)
@@ -133,6 +137,7 @@ class GpuHistory:
             arr.fill(np.nan)
         self._head = 0
         self._count = 0
+        self.throttle.clear()
 
     # -- reading ---------------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -1,23 +1,26 @@
-"""Graphs: temperature, power (with cap), VRAM/HBM (with total) and GPU busy over time.
+"""Graphs: temperature, power (with cap), VRAM/HBM (with total), GPU busy, actual clocks and fan over
+time, with throttling shaded behind the lines.
+
+Two layouts (graph_specs.py): all GPUs overlaid on one plot per metric, or small multiples, one
+plot per GPU for one metric on shared axes (the default above four GPUs: eight overlaid lines
+hide each other). Either way every plot shares one time axis.
 
 Cheap by construction (the window must cost ~1 % of a core at 1 Hz with 8 GPUs):
 - the tab redraws only while visible and not paused, at most once per frame, and no more often
   than it takes the time axis to move by one pixel (a 1 h window scrolls a pixel every few
   seconds, so new samples in between would not change the picture);
 - each curve gets at most two points per pixel column (min/max bins, ``graph_data``);
-- caps and totals are step lines redrawn only when they change;
+- caps, totals and throttle spans are redrawn only when they change;
 - curve items are created once per GPU/sensor and reused; no antialiasing; fixed y ranges.
 
-Pan and zoom: inside a plot, drag and wheel move the shared time axis (all four plots follow);
-over a plot's value axis, the wheel zooms and a drag pans (right-drag zooms) that plot's values
-only. A zoomed value axis stays put while live data scrolls, until "Auto Y" (or a double-click on
-that axis) hands it back to the automatic range. Neither costs a data redraw: the curves do not
-depend on the value range.
+Line widths follow the screen's device pixel ratio (a 1-pixel cosmetic pen is a hairline on a
+HiDPI screen). Pan and zoom: inside a plot, drag and wheel move the shared time axis; over a
+plot's value axis, the wheel zooms and a drag pans that plot's values only, until "Auto Y" (or a
+double-click on that axis). Neither costs a data redraw: curves do not depend on the value range.
 """
 
 from __future__ import annotations
 
-import html
 import logging
 import math
 import time
@@ -28,29 +31,32 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.telemetry.model import GpuInfo, GpuKind
-from rocmdesk.ui import theme
+from rocmdesk.ui import graph_specs, theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.feed import GpuEvent
 from rocmdesk.ui.formatting import GIB, c_to_unit, fmt_window, gpu_label, ordered_sensors
+from rocmdesk.ui.graph_controls import GraphControls
 from rocmdesk.ui.graph_data import fmt_span, minmax_decimate, nearest_index, nice_ceiling, steps
+from rocmdesk.ui.graph_specs import METRICS, ORDER, metric_of, plot_id
 from rocmdesk.ui.history_csv import UNITS, column, write_csv
-from rocmdesk.ui.plot_items import GraphViewBox, GridLines, TimeAxis, ValueAxis
-from rocmdesk.ui.settings import GRAPH_WINDOWS_S
+from rocmdesk.ui.plot_grid import PlotGrid, PlotSpec
 from rocmdesk.ui.widgets import set_text
 
 log = logging.getLogger(__name__)
 
-PLOTS = ("temp", "power", "memory", "busy")
+PLOTS = ORDER
 FRAME_S = 1.0 / 60.0
 MAX_REDRAW_HZ = 5.0  # a live graph does not look smoother above this, and each frame costs ~15-25 ms
+MAX_EVENTS = 50  # event markers kept (a GPU that keeps resetting)
+Dash = QtCore.Qt.PenStyle
 
 
 @dataclass
 class Curve:
-    """One drawn line: which series it shows and how to scale it."""
+    """One drawn line: which series it shows, on which plot, and how to scale it."""
 
     item: pg.PlotCurveItem
-    plot: str
+    plot: str  # the plot's id: the metric, or "metric@pci" in small multiples
     pci: str
     key: str
     label: str
@@ -58,6 +64,10 @@ class Curve:
     scale: float = 1.0
     temp: bool = False
     last_sig: tuple = field(default_factory=tuple)
+
+    @property
+    def metric(self) -> str:
+        return metric_of(self.plot)
 
 
 class GraphsTab(QtWidgets.QWidget):
@@ -70,6 +80,7 @@ class GraphsTab(QtWidgets.QWidget):
         self.follow = True
         self.curves: list[Curve] = []
         self.markers: list[pg.InfiniteLine] = []
+        self.events: list[GpuEvent] = []
         self._dirty = True
         self._last_draw = 0.0
         self._draw_count = 0
@@ -77,84 +88,33 @@ class GraphsTab(QtWidgets.QWidget):
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self.y_zoomed: set[str] = set()  # plots whose value range the user set (not auto)
         self._setting_range = False
-        self._syncing_x = False
         self._gpu_signature: tuple = ()
+        self._layout_key: tuple = ()
         self.known: dict[str, GpuInfo] = {}
         self._sensors: dict[str, set[str]] = {}
+        self.line_scale = 1.0  # device pixel ratio the pens were made for
 
         pal = theme.current()
         pg.setConfigOptions(antialias=False, useOpenGL=False, background=pal.surface, foreground=pal.muted)
 
-        self._build_controls()
-        self.view = pg.GraphicsLayoutWidget(self)
-        self.view.setAccessibleName("History graphs")
-        self.view.ci.setContentsMargins(8, 8, 12, 8)
-        self.view.ci.setSpacing(10)
-        self.plots: dict[str, pg.PlotItem] = {}
-        self.grids: dict[str, GridLines] = {}
-        titles = {"temp": "Temperature", "power": "Power", "memory": "VRAM used", "busy": "GPU busy"}
-        units = {"temp": "°" + self.settings.temp_unit, "power": "W", "memory": "GiB", "busy": "%"}
-        for i, name in enumerate(PLOTS):
-            value_axis = ValueAxis(orientation="left")
-            value_axis.setToolTip("Scroll to zoom the values, drag to move them; double-click for automatic range")
-            value_axis.double_clicked.connect(lambda name=name: self.auto_y(name))
-            plot = self.view.addPlot(row=i // 2, col=i % 2, viewBox=GraphViewBox(),
-                                     axisItems={"bottom": TimeAxis(orientation="bottom"), "left": value_axis})
-            plot.setTitle(f"<span style='font-weight:600'>{titles[name]}</span>", color=pal.text, size="10pt")
-            plot.setLabel("left", units=None, text=units[name])
-            grid = GridLines(plot, pal.grid)
-            plot.addItem(grid, ignoreBounds=True)
-            self.grids[name] = grid
-            plot.setMenuEnabled(False)
-            plot.hideButtons()
-            vb = plot.getViewBox()
-            vb.disableAutoRange()
-            vb.setLimits(minXRange=10, minYRange=0.5)
-            vb.user_range.connect(lambda axis, name=name: self._on_user_range(name, axis))
-            for axis in ("left", "bottom"):
-                ax = plot.getAxis(axis)
-                ax.setPen(pg.mkPen(pal.border))
-                ax.setTextPen(pg.mkPen(pal.muted))
-            plot.getAxis("left").setWidth(48)
-            # linked by value, not with setXLink: pyqtgraph aligns views that overlap on screen by pixel
-            # (same seconds per pixel), so a plot one pixel narrower showed a range seconds shorter
-            vb.sigXRangeChanged.connect(self._sync_x)
-            self.plots[name] = plot
-        grid = self.view.ci.layout
-        for col in (0, 1):
-            grid.setColumnStretchFactor(col, 1)
-            grid.setColumnPreferredWidth(col, 10)
-        for row in (0, 1):
-            grid.setRowStretchFactor(row, 1)
-        # stretch factors alone left the two columns ~100 px apart (the grid shares out slack by size
-        # hints), so the linked time axes spread the same range over different widths and their ticks
-        # fell at different places; equal fixed widths, recomputed on resize, keep all four aligned
-        self.view.installEventFilter(self)
-        self._set_busy_range()
+        self.controls = GraphControls(self.settings.graph_window_s, self)
+        c = self.controls
+        self.gpu_combo, self.window_combo, self.pause_button = c.gpu_combo, c.window_combo, c.pause_button
+        self.live_button, self.auto_y_button, self.history_note = c.live_button, c.auto_y_button, c.history_note
+        self.multiples_button, self.metric_combo, self.legend = c.multiples_button, c.metric_combo, c.legend
+        self.export_button = c.export_button
+        self.gpu_combo.currentIndexChanged.connect(self._on_gpu_combo)
+        self.window_combo.currentIndexChanged.connect(self._on_window_combo)
+        self.pause_button.toggled.connect(self.set_paused)
+        self.live_button.clicked.connect(self.back_to_live)
+        self.auto_y_button.clicked.connect(lambda: self.auto_y())
+        self.export_button.clicked.connect(self._export_dialog)
+        self.multiples_button.toggled.connect(self._on_multiples_button)
+        self.metric_combo.setCurrentIndex(max(0, self.metric_combo.findData(self.settings.graph_metric)))
+        self.metric_combo.currentIndexChanged.connect(self._on_metric_combo)
 
-        # crosshair: one vertical line per plot and a floating read-out in the hovered plot
-        self.vlines = {}
-        for name, plot in self.plots.items():
-            line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(pal.muted, style=QtCore.Qt.PenStyle.DashLine))
-            line.hide()
-            plot.addItem(line, ignoreBounds=True)
-            self.vlines[name] = line
-        self.tip = pg.TextItem("", color=pal.text, fill=pg.mkBrush(pal.surface + "e8"),
-                               border=pg.mkPen(pal.border), anchor=(0, 0))
-        self.tip.setZValue(1000)
-        self.tip.hide()
-        self._tip_plot: str | None = None
-
-        # a plot with nothing to draw says why (the sensor's N/A reason) instead of showing bare axes
-        self.empty_notes: dict[str, pg.TextItem] = {}
-        self._note_texts: dict[str, str] = {}
-        for name, plot in self.plots.items():
-            note = pg.TextItem("", color=pal.muted, anchor=(0.5, 0.5))
-            note.setZValue(500)
-            note.hide()
-            plot.addItem(note, ignoreBounds=True)
-            self.empty_notes[name] = note
-            plot.getViewBox().sigRangeChanged.connect(lambda *_a, name=name: self._place_note(name))
+        self.grid = PlotGrid(self, self._on_user_range, self.auto_y)
+        self.view = self.grid.view
         self._mouse_proxy = pg.SignalProxy(self.view.scene().sigMouseMoved, rateLimit=30, slot=self._on_mouse)
 
         lay = QtWidgets.QVBoxLayout(self)
@@ -171,119 +131,97 @@ class GraphsTab(QtWidgets.QWidget):
         feed.snapshot.connect(self._on_snapshot)
         feed.gpus_changed.connect(self._on_gpus_changed)
         feed.gpu_event.connect(self._on_event)
+        self.rebuild()
         self._on_gpus_changed(feed.gpus)
         for event in feed.events:
             self._on_event(event)
 
-    def _sync_x(self, source: pg.ViewBox, x_range: tuple[float, float]) -> None:
-        """Give every plot the time range one of them just got (pan, zoom or follow)."""
-        if self._syncing_x:
+    # -- what the grid shows ---------------------------------------------------------------------------
+    @property
+    def plots(self) -> dict[str, pg.PlotItem]:
+        return self.grid.plots
+
+    @property
+    def vlines(self) -> dict[str, pg.InfiniteLine]:
+        return self.grid.vlines
+
+    @property
+    def grids(self):
+        return self.grid.grids
+
+    @property
+    def empty_notes(self) -> dict[str, pg.TextItem]:
+        return self.grid.notes
+
+    @property
+    def tip(self) -> pg.TextItem:
+        return self.grid.tip
+
+    @property
+    def legend_entries(self) -> list[str]:
+        return self.controls.legend_entries
+
+    def multiples(self) -> bool:
+        """One plot per GPU (small multiples) rather than all GPUs overlaid per metric."""
+        if self.settings.graph_mode == "single" and self.settings.graph_gpu:
+            return False
+        return graph_specs.use_multiples(self.settings.graph_layout, len(self.shown_gpus()))
+
+    def _plot_specs(self, infos: list[GpuInfo]) -> tuple[list[PlotSpec], int]:
+        temp_unit = "°" + self.settings.temp_unit
+        if self.multiples():
+            metric = METRICS[self.settings.graph_metric]
+            _rows, cols = graph_specs.grid_shape(len(infos))
+            specs = []
+            for n, info in enumerate(infos):
+                title = f"{gpu_label(info)} · {self._metric_title(metric.name, [info])}"
+                specs.append(PlotSpec(plot_id(metric.name, info.pci), title,
+                                      temp_unit if metric.name == "temp" else metric.unit,
+                                      x_values=n + cols >= len(infos),  # the lowest plot of its column
+                                      y_values=n % cols == 0))
+            return specs, cols
+        specs = [PlotSpec(m, self._metric_title(m, infos), temp_unit if m == "temp" else METRICS[m].unit)
+                 for m in ORDER]
+        return specs, 2
+
+    @staticmethod
+    def _metric_title(metric: str, infos: list[GpuInfo]) -> str:
+        if metric == "memory" and infos and all(i.kind is GpuKind.INSTINCT for i in infos):
+            return "HBM used"
+        return METRICS[metric].title
+
+    def _build_plots(self, infos: list[GpuInfo]) -> None:
+        """(Re)create the plots when the layout, the GPUs shown or the metric change; else keep them."""
+        specs, cols = self._plot_specs(infos)
+        key = (tuple((s.id, s.title, s.x_values, s.y_values) for s in specs), cols)  # units: set_unit
+        if key == self._layout_key:
             return
-        self._syncing_x = True
-        try:
-            lo, hi = (float(v) for v in x_range)
-            for plot in self.plots.values():
-                vb = plot.getViewBox()
-                if vb is not source and tuple(vb.viewRange()[0]) != (lo, hi):
-                    vb.setXRange(lo, hi, padding=0)
-        finally:
-            self._syncing_x = False
-
-    def eventFilter(self, obj: QtCore.QObject, event: QtCore.QEvent) -> bool:
-        if obj is self.view and event.type() == QtCore.QEvent.Type.Resize:
-            self._equal_columns(event.size().width())
-        return super().eventFilter(obj, event)
-
-    def _equal_columns(self, width: int) -> None:
-        layout = self.view.ci.layout
-        left, _top, right, _bottom = layout.getContentsMargins()
-        column = max(100.0, math.floor((width - left - right - max(0.0, layout.horizontalSpacing())) / 2.0))
-        for col in (0, 1):
-            layout.setColumnFixedWidth(col, column)
+        for curve in self.curves:
+            if curve.plot in self.plots:
+                self.plots[curve.plot].removeItem(curve.item)
+        self.curves = []
+        self._layout_key = key
+        self.grid.build(specs, cols)
+        self.y_zoomed = {p for p in self.y_zoomed if p in self.plots}
+        self.auto_y_button.setVisible(bool(self.y_zoomed))
+        self._y_ranges = {}
+        self._x_range = (0.0, 1.0)
+        self._set_fixed_ranges()
+        self.markers = []
+        for event in self.events:
+            self._add_markers(event)
+        multiples = self.multiples()
+        self.metric_combo.setVisible(multiples)
+        self.multiples_button.blockSignals(True)
+        self.multiples_button.setChecked(multiples)
+        self.multiples_button.blockSignals(False)
+        self.multiples_button.setVisible(len(self.shown_gpus()) > 1)
 
     # -- controls ------------------------------------------------------------------------------------
-    def _build_controls(self) -> None:
-        self.controls = QtWidgets.QFrame(self)
-        self.controls.setObjectName("graphControls")
-        outer = QtWidgets.QVBoxLayout(self.controls)
-        outer.setContentsMargins(12, 6, 12, 6)
-        outer.setSpacing(4)
-        row = QtWidgets.QHBoxLayout()
-        row.setSpacing(8)
-        outer.addLayout(row)
-
-        self.gpu_combo = QtWidgets.QComboBox(self.controls)
-        self.gpu_combo.setAccessibleName("GPUs shown in the graphs")
-        self.gpu_combo.setSizeAdjustPolicy(
-            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.gpu_combo.setMinimumContentsLength(18)
-        self.gpu_combo.currentIndexChanged.connect(self._on_gpu_combo)
-
-        self.window_combo = QtWidgets.QComboBox(self.controls)
-        self.window_combo.setAccessibleName("Time window")
-        for seconds in GRAPH_WINDOWS_S:
-            self.window_combo.addItem(f"Last {fmt_window(seconds)}", seconds)
-        self.window_combo.setCurrentIndex(GRAPH_WINDOWS_S.index(self.settings.graph_window_s))
-        self.window_combo.currentIndexChanged.connect(self._on_window_combo)
-
-        self.pause_button = QtWidgets.QPushButton("Pause", self.controls)
-        self.pause_button.setCheckable(True)
-        self.pause_button.setAccessibleName("Pause graphs")
-        self.pause_button.setToolTip("Pause or resume the graphs (Space); samples are still recorded")
-        self.pause_button.toggled.connect(self.set_paused)
-
-        self.live_button = QtWidgets.QPushButton("Back to live", self.controls)
-        self.live_button.setAccessibleName("Back to live")
-        self.live_button.setToolTip("Follow the newest samples again (End)")
-        self.live_button.clicked.connect(self.back_to_live)
-        self.live_button.hide()
-
-        self.auto_y_button = QtWidgets.QPushButton("Auto Y", self.controls)
-        self.auto_y_button.setAccessibleName("Automatic value range")
-        self.auto_y_button.setToolTip("Give zoomed value axes their automatic range again")
-        self.auto_y_button.clicked.connect(lambda: self.auto_y())
-        self.auto_y_button.hide()
-
-        # right after start (or on a static root folder) a 1 h window holds a few seconds of data:
-        # the lines are a few pixels at the right edge, so say so instead of looking broken
-        self.history_note = QtWidgets.QLabel(self.controls)
-        self.history_note.setObjectName("historyNote")
-        self.history_note.setAccessibleName("Recorded history")
-        self.history_note.hide()
-
-        self.export_button = QtWidgets.QPushButton("Export CSV…", self.controls)
-        self.export_button.setAccessibleName("Export visible history to CSV")
-        self.export_button.clicked.connect(self._export_dialog)
-
-        # the legend has a row of its own and wraps between entries: eight "card1 · MI300X" entries
-        # and the line-style key do not fit next to the controls at 1280 px (they were cut off there)
-        self.legend = QtWidgets.QLabel(self.controls)
-        self.legend.setObjectName("legendItem")
-        self.legend.setAccessibleName("Graph legend")
-        self.legend.setWordWrap(True)
-        self.legend.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        policy = QtWidgets.QSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
-        policy.setHeightForWidth(True)
-        self.legend.setSizePolicy(policy)
-        self.legend_entries: list[str] = []
-
-        shown = QtWidgets.QLabel("Show", self.controls)
-        shown.setBuddy(self.gpu_combo)
-        row.addWidget(shown)
-        row.addWidget(self.gpu_combo)
-        row.addWidget(self.window_combo)
-        row.addWidget(self.pause_button)
-        row.addWidget(self.live_button)
-        row.addWidget(self.auto_y_button)
-        row.addWidget(self.history_note)
-        row.addStretch(1)
-        row.addWidget(self.export_button)
-        outer.addWidget(self.legend)
-
     def _fill_gpu_combo(self, infos: list[GpuInfo]) -> None:
         self.gpu_combo.blockSignals(True)
         self.gpu_combo.clear()
-        self.gpu_combo.addItem("All GPUs overlaid", "")
+        self.gpu_combo.addItem("All GPUs", "")
         for info in infos:
             self.gpu_combo.addItem(f"{gpu_label(info)} ({info.pci})", info.pci)
         wanted = self.settings.graph_gpu if self.settings.graph_mode == "single" else ""
@@ -295,6 +233,29 @@ class GraphsTab(QtWidgets.QWidget):
         pci = self.gpu_combo.itemData(index) or ""
         self.settings.graph_mode = "single" if pci else "overlay"
         self.settings.graph_gpu = pci
+        self.rebuild()
+
+    def _on_multiples_button(self, checked: bool) -> None:
+        self.set_layout("multiples" if checked else "overlay")
+
+    def set_layout(self, layout: str) -> None:
+        """"overlay", "multiples" or "auto" (small multiples above four GPUs)."""
+        self.settings.graph_layout = layout
+        self.rebuild()
+
+    def _on_metric_combo(self, index: int) -> None:
+        self.set_metric(str(self.metric_combo.itemData(index)))
+
+    def set_metric(self, metric: str) -> None:
+        """The metric the small multiples show."""
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}")
+        self.settings.graph_metric = metric
+        index = self.metric_combo.findData(metric)
+        if index != self.metric_combo.currentIndex():
+            self.metric_combo.blockSignals(True)
+            self.metric_combo.setCurrentIndex(index)
+            self.metric_combo.blockSignals(False)
         self.rebuild()
 
     def _on_window_combo(self, index: int) -> None:
@@ -321,9 +282,12 @@ class GraphsTab(QtWidgets.QWidget):
         self.set_paused(not self.paused)
 
     def set_unit(self, unit: str) -> None:
-        """°C/°F changed (settings already hold it): relabel the axis and redraw in the new unit."""
-        self.plots["temp"].setLabel("left", units=None, text="°" + unit)
-        self.auto_y("temp")  # a value zoom in the old unit means nothing in the new one
+        """°C/°F changed (settings already hold it): relabel the axes and redraw in the new unit."""
+        for pid, spec in self.grid.specs.items():
+            if metric_of(pid) == "temp" and spec.y_values:
+                self.plots[pid].setLabel("left", units=None, text="°" + unit)
+        for pid in [p for p in self.plots if metric_of(p) == "temp"]:
+            self.auto_y(pid)  # a value zoom in the old unit means nothing in the new one
 
     def back_to_live(self) -> None:
         self.follow = True
@@ -350,18 +314,21 @@ class GraphsTab(QtWidgets.QWidget):
         for name in names:
             self.y_zoomed.discard(name)
             self._y_ranges.pop(name, None)
-            if name == "busy":
-                self._set_busy_range()
+        self._set_fixed_ranges()
         self.auto_y_button.setVisible(bool(self.y_zoomed))
         self.request_redraw(force=True)
 
-    def _set_busy_range(self) -> None:
+    def _set_fixed_ranges(self) -> None:
+        """Percent plots (busy, fan) always show 0-100 unless zoomed."""
         self._setting_range = True
         try:
-            self.plots["busy"].setYRange(0, 100, padding=0.02)
+            for pid, plot in self.plots.items():
+                if METRICS[metric_of(pid)].y_range == "percent" and pid not in self.y_zoomed \
+                        and self._y_ranges.get(pid) != (0, 100):
+                    plot.setYRange(0, 100, padding=0.02)
+                    self._y_ranges[pid] = (0, 100)
         finally:
             self._setting_range = False
-        self._y_ranges["busy"] = (0, 100)
 
     # -- GPUs and curves ------------------------------------------------------------------------------
     def _on_gpus_changed(self, infos: list[GpuInfo]) -> None:
@@ -389,39 +356,63 @@ class GraphsTab(QtWidgets.QWidget):
             self._sensors[pci] = set(sample.temperature_c)  # remembered while the GPU is away
         return ordered_sensors(self._sensors.get(pci, set()))
 
+    def _color_index(self, pci: str) -> int:
+        return next((n for n, i in enumerate(self.known.values()) if i.pci == pci), 0)
+
+    def pen(self, color: str, width: float = 1.0, style: QtCore.Qt.PenStyle = Dash.SolidLine) -> QtGui.QPen:
+        """A cosmetic pen ``width`` logical pixels wide: scaled by the device pixel ratio."""
+        return pg.mkPen(color, width=width * self.line_scale, style=style)
+
     def rebuild(self) -> None:
-        """Create the curve items for the GPUs shown (only when GPUs or the mode change)."""
+        """Create the curve items for the GPUs shown (only when GPUs, layout or mode change)."""
+        self.line_scale = max(1.0, float(self.devicePixelRatioF()))
+        infos = self.shown_gpus()
+        self._build_plots(infos)
         for curve in self.curves:
-            self.plots[curve.plot].removeItem(curve.item)
+            if curve.plot in self.plots:
+                self.plots[curve.plot].removeItem(curve.item)
         self.curves = []
         pal = theme.current()
-        infos = self.shown_gpus()
         single = len(infos) == 1  # one GPU: colour by sensor, whatever the mode
-        all_infos = list(self.known.values())
+        multiples = self.multiples()
+        wanted = {metric_of(p) for p in self.plots}
         for info in infos:
-            index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)
-            color = theme.series_color(index)
+            color = theme.series_color(self._color_index(info.pci))
             tag = gpu_label(info)
-            for sensor in self._sensors_of(info.pci):
-                if single:
-                    pen = pg.mkPen(theme.SENSOR_COLORS.get(sensor, pal.muted), width=1.5)
-                else:
-                    pen = pg.mkPen(color, width=1, style=theme.SENSOR_STYLES.get(sensor, QtCore.Qt.PenStyle.SolidLine))
-                self._add("temp", info.pci, f"temperature_c.{sensor}", f"{tag} {sensor}", pen, temp=True)
-            main = pg.mkPen(color, width=1.5 if single else 1)
-            level = pg.mkPen(color if not single else pal.muted, width=1, style=QtCore.Qt.PenStyle.DashLine)
-            self._add("power", info.pci, "power_w", f"{tag} power", main)
-            self._add("power", info.pci, "power_cap_w", f"{tag} cap", level, step=True)
+
+            def where(metric: str, pci: str = info.pci) -> str | None:
+                if metric not in wanted:
+                    return None
+                return plot_id(metric, pci) if multiples else metric
+
+            if where("temp"):
+                for sensor in self._sensors_of(info.pci):
+                    if single:
+                        pen = self.pen(theme.SENSOR_COLORS.get(sensor, pal.muted), 1.5)
+                    else:
+                        pen = self.pen(color, 1, theme.SENSOR_STYLES.get(sensor, Dash.SolidLine))
+                    self._add(where("temp"), info.pci, f"temperature_c.{sensor}", f"{tag} {sensor}", pen, temp=True)
+            main = self.pen(color, 1.5 if single or multiples else 1)
+            level = self.pen(color if not single else pal.muted, 1, Dash.DashLine)
             mem = "HBM" if info.kind is GpuKind.INSTINCT else "VRAM"
-            self._add("memory", info.pci, "vram_used_bytes", f"{tag} {mem}", main, scale=1.0 / GIB)
-            self._add("memory", info.pci, "vram_total_bytes", f"{tag} total", level, step=True, scale=1.0 / GIB)
-            self._add("busy", info.pci, "gpu_busy_percent", f"{tag} busy", main)
-        mem_title = "HBM used" if infos and all(i.kind is GpuKind.INSTINCT for i in infos) else "VRAM used"
-        self.plots["memory"].setTitle(f"<span style='font-weight:600'>{mem_title}</span>", color=pal.text, size="10pt")
+            for metric, key, label, pen, extra in (
+                ("power", "power_w", "power", main, {}),
+                ("power", "power_cap_w", "cap", level, {"step": True}),
+                ("memory", "vram_used_bytes", mem, main, {"scale": 1.0 / GIB}),
+                ("memory", "vram_total_bytes", "total", level, {"step": True, "scale": 1.0 / GIB}),
+                ("busy", "gpu_busy_percent", "busy", main, {}),
+                ("clocks", "sclk_mhz", "sclk", main, {}),
+                ("clocks", "mclk_mhz", "mclk", self.pen(color, 1, Dash.DashLine), {}),
+                ("fan", "fan_percent", "fan", main, {}),
+            ):
+                target = where(metric)
+                if target:
+                    self._add(target, info.pci, key, f"{tag} {label}", pen, **extra)
         self._rebuild_legend(infos, single)
-        self._y_ranges = {"busy": (0, 100)}
         for curve in self.curves:
             curve.last_sig = ()
+        for band in self.grid.bands.values():
+            band.set_spans([])
         self.request_redraw(force=True)
 
     def _add(self, plot: str, pci: str, key: str, label: str, pen: QtGui.QPen, step: bool = False,
@@ -433,50 +424,39 @@ class GraphsTab(QtWidgets.QWidget):
 
     def _rebuild_legend(self, infos: list[GpuInfo], single: bool) -> None:
         pal = theme.current()
-        entries: list[tuple[str, str]] = []
-        all_infos = list(self.known.values())
+        entries: list[tuple[str | None, str]] = []
         if single and infos:
             for sensor in self._sensors_of(infos[0].pci):
                 entries.append((theme.SENSOR_COLORS.get(sensor, pal.muted), sensor))
-            entries.append((pal.muted, "- - cap / total"))
+            entries.append((pal.muted, "- - cap / total / mclk   ▮ throttling (shaded)"))
         else:
             for info in infos:
-                index = next((n for n, i in enumerate(all_infos) if i.pci == info.pci), 0)
-                entries.append((theme.series_color(index), gpu_label(info)))
+                entries.append((theme.series_color(self._color_index(info.pci)), gpu_label(info)))
             sensors = sorted({s for i in infos for s in self._sensors_of(i.pci)},
                              key=lambda s: ordered_sensors([s, "junction", "edge", "mem"]).index(s))
             styles = {"junction": "——", "edge": "- -", "mem": "···"}
-            key_text = "   ".join(f"{styles.get(s, '—')} {s}" for s in sensors)
-            if key_text:
-                entries.append((None, key_text + "   - - cap / total"))
-        self.legend_entries = [text for _color, text in entries]
-        parts = []
-        for color, text in entries:
-            shown = html.escape(text).replace(" ", "&nbsp;")  # wrap between entries, never inside one
-            if color is None:
-                parts.append(f"<span style='color:{pal.muted}'>{shown}</span>")
-            else:
-                parts.append(f"<span style='color:{color}; font-size:13pt'>■</span>&nbsp;{shown}")
-        self.legend.setText("&nbsp;&nbsp; ".join(parts))
-        self.legend.setVisible(bool(parts))
+            metrics = {metric_of(p) for p in self.plots}
+            keys = []
+            if "temp" in metrics:
+                keys.extend(f"{styles.get(s, '—')} {s}" for s in sensors)
+            if metrics & {"power", "memory"}:
+                keys.append("- - cap / total")
+            if "clocks" in metrics:
+                keys.append("—— sclk  - - mclk")
+            keys.append("▮ throttling (shaded)")
+            entries.append((None, "   ".join(keys)))
+        self.controls.set_legend(entries, pal.muted)
 
     def apply_theme(self) -> None:
         """Re-colour after a theme change (curves are rebuilt with the new palette)."""
-        pal = theme.current()
-        self.view.setBackground(pal.surface)
-        for name, plot in self.plots.items():
-            for axis in ("left", "bottom"):
-                ax = plot.getAxis(axis)
-                ax.setPen(pg.mkPen(pal.border))
-                ax.setTextPen(pg.mkPen(pal.muted))
-            self.grids[name].set_color(pal.grid)
-            title = plot.titleLabel.text
-            plot.setTitle(title, color=pal.text, size="10pt")
-        self.tip.fill = pg.mkBrush(pal.surface + "e8")
-        self.tip.setColor(pal.text)
-        for note in self.empty_notes.values():
-            note.setColor(pal.muted)
+        self.grid.apply_theme()
         self.rebuild()
+
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.DevicePixelRatioChange \
+                and max(1.0, float(self.devicePixelRatioF())) != self.line_scale:
+            self.rebuild()  # moved to a screen with another scale: pens for its pixels
 
     # -- drawing ----------------------------------------------------------------------------------------
     def _on_snapshot(self, _snapshot) -> None:
@@ -484,7 +464,9 @@ class GraphsTab(QtWidgets.QWidget):
         self.request_redraw()
 
     def plot_width_px(self) -> int:
-        return max(50, int(self.plots["temp"].getViewBox().width()) or 600)
+        first = self.grid.first()
+        width = int(first.getViewBox().width()) if first is not None else 0
+        return max(50, width or 600)
 
     def min_interval_s(self) -> float:
         """Redraw at most 5 times a second, and no more often than the time axis moves by one pixel."""
@@ -504,6 +486,8 @@ class GraphsTab(QtWidgets.QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if max(1.0, float(self.devicePixelRatioF())) != self.line_scale:
+            self.rebuild()
         self.request_redraw(force=True)
 
     def time_range(self) -> tuple[float, float]:
@@ -517,7 +501,10 @@ class GraphsTab(QtWidgets.QWidget):
                 return (first - pad, last + pad) if span > 0 else (last - 30.0, last + 30.0)
             newest = self._newest_time()
             return newest - self.settings.graph_window_s, newest
-        rng = self.plots["temp"].getViewBox().viewRange()[0]
+        plot = self.grid.first()
+        if plot is None:
+            return self._x_range
+        rng = plot.getViewBox().viewRange()[0]
         return float(rng[0]), float(rng[1])
 
     def _newest_time(self) -> float:
@@ -539,6 +526,10 @@ class GraphsTab(QtWidgets.QWidget):
         margin = 2.0 / max(self.ctx.feed.rate_hz, 0.01) + 1.0
         return gpu.series(key, seconds=(t1 - t0) + 2 * margin, now=t1 + margin)
 
+    def throttle_spans(self, pci: str, t0: float, t1: float):
+        history = self.ctx.history
+        return history[pci].throttle.between(t0, t1) if pci in history else []
+
     def redraw(self) -> None:
         """Draw the visible window once (called by the coalescing timer)."""
         if not self.isVisible():
@@ -550,7 +541,7 @@ class GraphsTab(QtWidgets.QWidget):
         bins = max(16, self.plot_width_px())
         gap = max(5.0, 5.0 / max(self.ctx.feed.rate_hz, 0.01))
         fahrenheit = self.settings.temp_unit == "F"
-        extents: dict[str, list[float]] = {name: [math.inf, -math.inf] for name in PLOTS}
+        extents: dict[str, list[float]] = {name: [math.inf, -math.inf] for name in self.plots}
         drawn: set[str] = set()  # plots with at least one finite value on a main (not step) curve
         for curve in self.curves:
             if curve.step:
@@ -579,25 +570,38 @@ class GraphsTab(QtWidgets.QWidget):
                 ext = extents[curve.plot]
                 ext[0] = min(ext[0], float(finite.min()))
                 ext[1] = max(ext[1], float(finite.max()))
+        self._draw_throttle(t0, t1)
         self._apply_ranges(t0, t1, extents)
         self._update_notes(t1, drawn)
+
+    def _draw_throttle(self, t0: float, t1: float) -> None:
+        """Shade each plot where one of its GPUs throttled (overlaid: any GPU shown)."""
+        pcis: dict[str, set[str]] = {}
+        for curve in self.curves:
+            pcis.setdefault(curve.plot, set()).add(curve.pci)
+        cache: dict[str, list[tuple[float, float]]] = {}
+        # a GPU at its power cap flaps in and out every few seconds (each training step's sync dip):
+        # spans closer than a few pixels or samples show as one, not as a picket fence
+        join_s = max(3.0 * (t1 - t0) / self.plot_width_px(), 5.0 / max(self.ctx.feed.rate_hz, 0.01))
+        for pid, band in self.grid.bands.items():
+            spans: list[tuple[float, float]] = []
+            for pci in sorted(pcis.get(pid, ())):
+                if pci not in cache:
+                    cache[pci] = [(s.start, s.end) for s in self.throttle_spans(pci, t0, t1)]
+                spans.extend(cache[pci])
+            band.set_spans(merge_spans(sorted(spans), join_s))
 
     def _update_notes(self, t1: float, drawn: set[str]) -> None:
         """Per-plot "no data" notes with the reason, and how much history there is so far."""
         latest = self.ctx.feed.latest
-        for name in PLOTS:
+        for name in self.plots:
             curves = [c for c in self.curves if c.plot == name and not c.step]
             text = ""
             if curves and name not in drawn:
                 reasons = sorted({latest[c.pci].unavailable[c.key] for c in curves
                                   if c.pci in latest and c.key in latest[c.pci].unavailable})
                 text = "No data: " + "; ".join(reasons) if reasons else "No samples in this time range"
-            if text != self._note_texts.get(name, ""):
-                self._note_texts[name] = text
-                self.empty_notes[name].setText(text)
-                self.empty_notes[name].setVisible(bool(text))
-            if text:
-                self._place_note(name)
+            self.grid.set_note(name, text)
         note = ""
         if getattr(self.ctx.feed, "frozen", False):
             note = recorded_note(self.ctx.feed)
@@ -612,109 +616,103 @@ class GraphsTab(QtWidgets.QWidget):
         set_text(self.history_note, note)
         self.history_note.setVisible(bool(note))
 
-    def _place_note(self, name: str) -> None:
-        note = self.empty_notes[name]
-        if note.isVisible():
-            (x0, x1), (y0, y1) = self.plots[name].getViewBox().viewRange()
-            note.setPos((x0 + x1) / 2, (y0 + y1) / 2)
-
     def _apply_ranges(self, t0: float, t1: float, extents: dict[str, list[float]]) -> None:
+        """Automatic value ranges; in small multiples one range for all plots (shared axes)."""
         self._setting_range = True
         try:
-            if self.follow and (t0, t1) != self._x_range:
+            first = self.grid.first()
+            if self.follow and (t0, t1) != self._x_range and first is not None:
                 self._x_range = (t0, t1)
-                self.plots["temp"].setXRange(t0, t1, padding=0)
-            for name in ("temp", "power", "memory"):
-                if name in self.y_zoomed:
-                    continue  # the user's zoom stays until Auto Y
-                lo, hi = extents[name]
-                if not math.isfinite(hi):
-                    continue
-                if name == "temp":
+                first.setXRange(t0, t1, padding=0)
+            if self.multiples():
+                lo = min((e[0] for e in extents.values()), default=math.inf)
+                hi = max((e[1] for e in extents.values()), default=-math.inf)
+                extents = {pid: [lo, hi] for pid in extents}
+            for pid, (lo, hi) in extents.items():
+                policy = METRICS[metric_of(pid)].y_range
+                if pid in self.y_zoomed or policy == "percent" or not math.isfinite(hi):
+                    continue  # the user's zoom stays until Auto Y; percent plots are fixed
+                if policy == "temp":
                     lo = math.floor((lo - 5) / 10) * 10 if math.isfinite(lo) else 0
                     hi = math.ceil((hi + 5) / 10) * 10
                 else:
                     lo, hi = 0.0, nice_ceiling(hi * 1.05)
-                if (lo, hi) != self._y_ranges.get(name):
-                    self._y_ranges[name] = (lo, hi)
-                    self.plots[name].setYRange(lo, hi, padding=0)
+                if (lo, hi) != self._y_ranges.get(pid):
+                    self._y_ranges[pid] = (lo, hi)
+                    self.plots[pid].setYRange(lo, hi, padding=0)
         finally:
             self._setting_range = False
 
     # -- events ------------------------------------------------------------------------------------------
     def _on_event(self, event: GpuEvent) -> None:
-        pal = theme.current()
-        color = pal.critical if event.kind in ("reset", "wedged", "removed") else pal.ok
-        stamp = time.strftime("%H:%M:%S", time.localtime(event.timestamp))
-        who = event.card or event.pci or "GPU"
-        for name, plot in self.plots.items():
-            line = pg.InfiniteLine(event.timestamp, angle=90, movable=False,
-                                   pen=pg.mkPen(color, width=1, style=QtCore.Qt.PenStyle.DashDotLine),
-                                   label=f"{who} {event.kind}" if name == "temp" else None,
-                                   labelOpts={"position": 0.92, "color": color, "movable": False})
-            line.setToolTip(f"{stamp} {event.detail}")
-            plot.addItem(line, ignoreBounds=True)
-            self.markers.append(line)
-        del_count = len(self.markers) - 4 * 50
-        for line in self.markers[:max(0, del_count)]:
+        self.events = [*self.events, event][-MAX_EVENTS:]
+        self._add_markers(event)
+        per_event = max(1, len(self.plots))
+        excess = len(self.markers) - per_event * MAX_EVENTS
+        for line in self.markers[:max(0, excess)]:
             # through the plot: a ViewBox.removeItem() left the line in PlotItem.items for good
             plot = next((p for p in self.plots.values() if line in p.items), None)
             if plot is not None:
                 plot.removeItem(line)
-        self.markers = self.markers[max(0, del_count):]
+        self.markers = self.markers[max(0, excess):]
+
+    def _add_markers(self, event: GpuEvent) -> None:
+        pal = theme.current()
+        color = pal.critical if event.kind in ("reset", "wedged", "removed") else pal.ok
+        stamp = time.strftime("%H:%M:%S", time.localtime(event.timestamp))
+        who = event.card or event.pci or "GPU"
+        for n, plot in enumerate(self.plots.values()):
+            line = pg.InfiniteLine(event.timestamp, angle=90, movable=False,
+                                   pen=self.pen(color, 1, Dash.DashDotLine),
+                                   label=f"{who} {event.kind}" if n == 0 else None,
+                                   labelOpts={"position": 0.92, "color": color, "movable": False})
+            line.setToolTip(f"{stamp} {event.detail}")
+            plot.addItem(line, ignoreBounds=True)
+            self.markers.append(line)
 
     # -- crosshair --------------------------------------------------------------------------------------------
     def _on_mouse(self, args) -> None:
         pos = args[0]
-        hovered = None
-        for name, plot in self.plots.items():
-            if plot.sceneBoundingRect().contains(pos) and plot.getViewBox().sceneBoundingRect().contains(pos):
-                hovered = name
-                break
+        hovered = self.grid.hovered(pos)
         if hovered is None:
-            for line in self.vlines.values():
-                line.hide()
-            self.tip.hide()
+            self.grid.hide_cursor()
             return
-        vb = self.plots[hovered].getViewBox()
-        point = vb.mapSceneToView(pos)
+        point = self.plots[hovered].getViewBox().mapSceneToView(pos)
         self.show_readout(hovered, point.x(), point.y())
 
     def readout_text(self, plot: str, when: float) -> str:
         lines = [time.strftime("%H:%M:%S", time.localtime(when))]
-        unit = {"temp": "°" + self.settings.temp_unit, "power": "W", "memory": "GiB", "busy": "%"}[plot]
+        metric = metric_of(plot)
+        unit = "°" + self.settings.temp_unit if metric == "temp" else METRICS[metric].unit
+        near = max(5.0, 3.0 / max(self.ctx.feed.rate_hz, 0.01))
+        pcis: list[str] = []
         for curve in self.curves:
             if curve.plot != plot:
                 continue
+            if curve.pci not in pcis:
+                pcis.append(curve.pci)
             t, y = self.series(curve.pci, curve.key, when - 60, when + 60)
             i = nearest_index(t, when)
-            if i is None or abs(t[i] - when) > max(5.0, 3.0 / max(self.ctx.feed.rate_hz, 0.01)):
+            if i is None or abs(t[i] - when) > near:
                 value = "N/A"
             else:
                 v = float(y[i]) * curve.scale
                 if curve.temp:
                     v = c_to_unit(v, self.settings.temp_unit)
-                value = "N/A" if not math.isfinite(v) else f"{v:.1f} {unit}" if plot == "memory" else f"{v:.0f} {unit}"
+                digits = 1 if metric == "memory" else 0
+                value = f"{v:.{digits}f} {unit}" if math.isfinite(v) else "N/A"
             lines.append(f"{curve.label}: {value}")
+        for pci in pcis:  # why the clocks are down: the driver's throttle reasons at that moment
+            for span in self.throttle_spans(pci, when, when):
+                info = self.known.get(pci)
+                who = gpu_label(info) if info is not None else pci
+                since = time.strftime("%H:%M:%S", time.localtime(span.start))
+                lines.append(f"⚠ {who} throttled since {since}: {', '.join(span.reasons)}")
         return "\n".join(lines)
 
     def show_readout(self, plot: str, when: float, y: float | None = None) -> str:
         text = self.readout_text(plot, when)
-        for line in self.vlines.values():
-            line.setPos(when)
-            line.show()
-        target = self.plots[plot]
-        if self._tip_plot != plot:
-            if self._tip_plot is not None:
-                self.plots[self._tip_plot].removeItem(self.tip)
-            target.addItem(self.tip, ignoreBounds=True)
-            self._tip_plot = plot
-        self.tip.setText(text)
-        (x0, x1), (_y0, y1) = target.getViewBox().viewRange()
-        left_half = when < (x0 + x1) / 2
-        self.tip.setAnchor((0, 0) if left_half else (1, 0))
-        self.tip.setPos(when, y1)
-        self.tip.show()
+        self.grid.show_cursor(plot, when, text)
         return text
 
     # -- export ------------------------------------------------------------------------------------------------
@@ -737,7 +735,7 @@ class GraphsTab(QtWidgets.QWidget):
         columns = []
         for curve in self.curves:
             t, y = self.series(curve.pci, curve.key, t0, t1)
-            columns.append(column(f"{curve.pci} {curve.key} ({UNITS[curve.plot]})", t, y, t0, t1))
+            columns.append(column(f"{curve.pci} {curve.key} ({UNITS[curve.metric]})", t, y, t0, t1))
         return write_csv(path, columns)
 
     @property
@@ -745,6 +743,18 @@ class GraphsTab(QtWidgets.QWidget):
         return self._draw_count
 
 
+def merge_spans(spans: list[tuple[float, float]], join_s: float) -> list[tuple[float, float]]:
+    """Sorted (start, end) spans with gaps up to ``join_s`` joined into one."""
+    out: list[tuple[float, float]] = []
+    for start, end in spans:
+        if out and start - out[-1][1] <= join_s:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
 def recorded_note(feed) -> str:
     """A recording's graphs say what they show: "Snapshot recorded 2026-12-01 21:42 · 1 sample"."""
     return f"Snapshot {feed.recorded_text()} (nothing is sampled now)"
+

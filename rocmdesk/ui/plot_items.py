@@ -113,3 +113,68 @@ class GridLines(pg.GraphicsObject):
             p.drawLine(QtCore.QPointF(x, r.top()), QtCore.QPointF(x, r.bottom()))
         for y in self.ys:
             p.drawLine(QtCore.QPointF(r.left(), y), QtCore.QPointF(r.right(), y))
+
+
+class ThrottleBands(pg.GraphicsObject):
+    """Shaded time spans (throttling) behind a plot's curves, full height, with a top edge mark.
+
+    One item per plot, a handful of rectangles: drawn in the view's coordinates with an opaque-ish
+    fill (no per-pixel work beyond the fill), and only re-set when the spans change.
+    """
+
+    def __init__(self, plot: pg.PlotItem, color: str, alpha: int = 36) -> None:
+        super().__init__()
+        self.plot = plot
+        self.spans: list[tuple[float, float]] = []
+        self.rect = QtCore.QRectF(0, 0, 1, 1)
+        self.setZValue(-50)  # above the grid, below the curves
+        self.set_color(color, alpha)
+        plot.getViewBox().sigRangeChanged.connect(self._refresh_rect)
+
+    def set_color(self, color: str, alpha: int = 36) -> None:
+        fill = QtGui.QColor(color)
+        fill.setAlpha(alpha)
+        self.brush = QtGui.QBrush(fill)
+        self.edge = QtGui.QColor(color)
+        self.update()
+
+    def set_spans(self, spans: list[tuple[float, float]]) -> bool:
+        """Show these (start, end) spans; False (and no repaint) when they are what is shown."""
+        if spans == self.spans:
+            return False
+        self.spans = list(spans)
+        self.update()
+        return True
+
+    def _refresh_rect(self, *_args) -> None:
+        (x0, x1), (y0, y1) = self.plot.getViewBox().viewRange()
+        self.prepareGeometryChange()
+        self.rect = QtCore.QRectF(x0, y0, x1 - x0, y1 - y0)
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return self.rect
+
+    def paint(self, p: QtGui.QPainter, *_args) -> None:
+        if not self.spans:
+            return
+        r = self.rect
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(self.brush)
+        # a span of one sample has no width: at least one device pixel, so it still shows
+        px = self.pixelWidth() or 0.0
+        for start, end in self.spans:
+            if end < r.left() or start > r.right():
+                continue
+            p.drawRect(QtCore.QRectF(start, r.top(), max(end - start, px), r.height()))
+        # a solid band along the top edge: visible even behind busy curves
+        pen = QtGui.QPen(self.edge)
+        pen.setCosmetic(True)
+        pen.setWidthF(3.0 * max(1.0, p.device().devicePixelRatioF() if p.device() else 1.0))
+        pen.setCapStyle(QtCore.Qt.PenCapStyle.FlatCap)
+        p.setPen(pen)
+        top = r.bottom()  # view coordinates: y grows upwards, bottom() is the largest value
+        for start, end in self.spans:
+            if end < r.left() or start > r.right():
+                continue
+            p.drawLine(QtCore.QPointF(start, top), QtCore.QPointF(max(end, start + px), top))

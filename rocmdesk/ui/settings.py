@@ -23,6 +23,8 @@ GRAPH_WINDOWS_S: tuple[int, ...] = (60, 300, 900, 3600, 6 * 3600, 24 * 3600)
 THEMES = ("system", "light", "dark")
 TEMP_UNITS = ("C", "F")
 GRAPH_MODES = ("overlay", "single")
+GRAPH_LAYOUTS = ("auto", "overlay", "multiples")  # auto: one plot per GPU above four GPUs (graph_specs)
+GRAPH_METRICS = ("temp", "power", "memory", "busy", "clocks", "fan")
 
 
 def config_dir() -> Path:
@@ -81,6 +83,8 @@ class Settings:
     graph_window_s: int = 3600
     graph_mode: str = "overlay"  # all selected GPUs on one set of axes, or one GPU ("single")
     graph_gpu: str = ""  # PCI address shown in "single" mode
+    graph_layout: str = "auto"  # all GPUs overlaid per metric, or one plot per GPU ("multiples")
+    graph_metric: str = "temp"  # the metric the small multiples show
     last_tab: str = "overview"
     alerts_enabled: bool = True  # desktop notifications: over crit, throttling, GPU gone, ECC errors
     alert_throttle_s: int = 30  # throttling must last this long before it alerts
@@ -99,7 +103,8 @@ class Settings:
             log.warning("settings: sample rate %r out of range %.2f-%.0f Hz; using %.0f Hz",
                         self.rate_hz, RATE_MIN_HZ, RATE_MAX_HZ, default.rate_hz)
             out.rate_hz = default.rate_hz
-        for name, allowed in (("temp_unit", TEMP_UNITS), ("theme", THEMES), ("graph_mode", GRAPH_MODES)):
+        for name, allowed in (("temp_unit", TEMP_UNITS), ("theme", THEMES), ("graph_mode", GRAPH_MODES),
+                              ("graph_layout", GRAPH_LAYOUTS), ("graph_metric", GRAPH_METRICS)):
             if getattr(out, name) not in allowed:
                 log.warning("settings: %s=%r is not one of %s; using %r", name, getattr(out, name),
                             allowed, getattr(default, name))

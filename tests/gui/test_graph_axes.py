@@ -17,13 +17,18 @@ def _ticks(plot):
     return [(round(sp), [round(v) for v in vs]) for sp, vs in plot.getAxis("bottom").tickValues(x0, x1, vb.width())]
 
 
+@pytest.mark.parametrize("layout", ["overlay", "multiples"])
 @pytest.mark.parametrize("size", [(1280, 800), (1920, 1080), (1000, 700)])
-def test_time_axes_have_the_same_range_width_and_ticks(qtbot, open_window, size):
+def test_time_axes_have_the_same_range_width_and_ticks(qtbot, open_window, size, layout):
     session = open_window(demo_small(preroll_s=600), size=size)
     window = session.window
     window.show_tab("graphs")
     graphs = window.tab_widgets["graphs"]
-    qtbot.waitUntil(lambda: graphs.draw_count > 0 and graphs.plots["temp"].getViewBox().width() > 100, timeout=8000)
+    qtbot.waitUntil(lambda: len(graphs.known) == 8, timeout=8000)
+    graphs.set_layout(layout)
+    assert len(graphs.plots) == (6 if layout == "overlay" else 8)  # six metrics, or eight GPUs
+    first = next(iter(graphs.plots.values()))
+    qtbot.waitUntil(lambda: graphs.draw_count > 0 and first.getViewBox().width() > 100, timeout=8000)
     qtbot.wait(50)
     plots = graphs.plots
     widths = [p.getViewBox().width() for p in plots.values()]
@@ -33,7 +38,7 @@ def test_time_axes_have_the_same_range_width_and_ticks(qtbot, open_window, size)
     ticks = [_ticks(p) for p in plots.values()]
     assert ticks[0] and all(t == ticks[0] for t in ticks)
     # both columns together use the view's width (nothing cut off on the right)
-    right = plots["power"].sceneBoundingRect().right()
+    right = max(p.sceneBoundingRect().right() for p in plots.values())
     assert right <= graphs.view.viewport().width()
     assert right >= graphs.view.viewport().width() - 40
 
@@ -43,7 +48,8 @@ def test_pan_on_any_plot_moves_all_and_crosshair_spans_all(qtbot, open_window):
     window = session.window
     window.show_tab("graphs")
     graphs = window.tab_widgets["graphs"]
-    qtbot.waitUntil(lambda: graphs.draw_count > 0, timeout=8000)
+    qtbot.waitUntil(lambda: graphs.draw_count > 0 and len(graphs.known) == 8, timeout=8000)
+    graphs.set_layout("overlay")
     (x0, x1), _ = graphs.plots["busy"].getViewBox().viewRange()
     graphs.plots["busy"].getViewBox().translateBy(x=-(x1 - x0) / 4)
     for plot in graphs.plots.values():

@@ -72,6 +72,11 @@ def test_full_window_has_no_history_note(qtbot, open_window):
     graphs.redraw()
     assert not graphs.history_note.isVisible()
     assert not any(note.isVisible() for note in graphs.empty_notes.values())
+    # overlaid, the fan plot of a passively cooled MI300X says so rather than showing bare axes
+    graphs.set_layout("overlay")
+    graphs.redraw()
+    shown = {name: note.toPlainText() for name, note in graphs.empty_notes.items() if note.isVisible()}
+    assert shown == {"fan": "No data: no fan on this GPU (passively cooled)"}
 
 
 @pytest.mark.parametrize("seconds, text", [(0, "0 s"), (-3, "0 s"), (59.7, "59 s"), (119, "119 s"), (600, "10 min")])

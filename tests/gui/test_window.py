@@ -146,7 +146,7 @@ def test_reset_event_shows_on_card_and_graph(qtbot, open_window, manual_factory)
     card = session.window.tab_widgets["overview"].cards[backend.infos[0].pci]
     assert card.event_chip.isVisible() and card.event_chip.text().startswith("GPU RESET")
     graphs = session.window.tab_widgets["graphs"]
-    assert len(graphs.markers) == 4  # one line per plot
+    assert len(graphs.markers) == len(graphs.plots) == 6  # one line per plot
     assert "GPU reset" in session.window.statusBar().currentMessage()
 
 
