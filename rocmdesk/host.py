@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,37 @@ def read_fd_bytes(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+# Nothing rocmdesk writes nests deeper than ~8; a snapshot or bundle nesting past this is hostile.
+MAX_JSON_DEPTH = 64
+
+
+class JsonLimitError(ValueError):
+    """JSON refused for its shape (nesting), not its syntax; ``str(exc)`` is the user-facing reason."""
+
+
+def loads_json(data: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` for untrusted text: deep nesting is a :class:`JsonLimitError`, never a RecursionError.
+
+    CPython's decoder recurses once per level and raises RecursionError near 1000 levels (a
+    200k-deep manifest); a shallower but still absurd depth would make every recursive walk of
+    the result (redaction, scrubbing) fail later instead, so the depth is checked here, once.
+    Syntax errors stay ``json.JSONDecodeError`` (a ValueError), as do integers past CPython's
+    4300-digit limit.
+    """
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise JsonLimitError(f"JSON nested too deeply (over {max_depth} levels)") from None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > max_depth:
+            raise JsonLimitError(f"JSON nested too deeply (over {max_depth} levels)")
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return value
 
 
 class HostRoot:

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmdesk.host import JsonLimitError, loads_json
+
 FORMAT = "rocmdesk-bundle/1"
 MANIFEST_NAME = "rocmdesk/manifest.json"
 COMMANDS_NAME = "rocmdesk/commands.json"
@@ -102,7 +104,9 @@ class Manifest:
     @classmethod
     def loads(cls, data: bytes) -> Manifest:
         try:
-            raw = json.loads(data.decode("utf-8"))
+            raw = loads_json(data.decode("utf-8"))
+        except JsonLimitError as exc:
+            raise ManifestError(f"the manifest is refused: {exc}") from exc
         except (UnicodeDecodeError, ValueError) as exc:
             raise ManifestError(f"the manifest is not valid JSON ({exc})") from exc
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:

@@ -38,8 +38,8 @@ from rocmdesk.telemetry.parsers import PCI_ADDRESS_RE, ValueProblem, clean, garb
 log = logging.getLogger(__name__)
 
 _UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-_MEMORY_RE = re.compile(r"([0-9]+)\s*(KiB|MiB|GiB|B)?")
-_NS_RE = re.compile(r"([0-9]+)\s*ns")
+_MEMORY_RE = re.compile(r"([0-9]{1,20})\s*(KiB|MiB|GiB|B)?")
+_NS_RE = re.compile(r"([0-9]{1,20})\s*ns")
 VRAM_KEYS = ("drm-memory-vram", "drm-resident-vram", "drm-total-vram")
 GTT_KEYS = ("drm-memory-gtt", "drm-resident-gtt", "drm-total-gtt")
 GFX_ENGINE_KEY = "drm-engine-gfx"

@@ -45,7 +45,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rocmdesk.host import HostReadError, HostRoot, ReadFailure
-from rocmdesk.telemetry.parsers import ValueProblem, clean, garbage, parse_kfd_properties
+from rocmdesk.telemetry.parsers import MAX_INT_DIGITS, ValueProblem, clean, garbage, parse_kfd_properties
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class KfdScan:
 def parse_counter(text: str) -> int:
     """A KFD sysfs counter: one unsigned decimal number ("4096\\n")."""
     body = clean(text).strip()
-    if not body.isascii() or not body.isdigit():
+    if not body.isascii() or not body.isdigit() or len(body) > MAX_INT_DIGITS:
         raise garbage(text)
     return int(body)
 

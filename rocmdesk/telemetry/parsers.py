@@ -9,12 +9,18 @@ ever turns a bad file into 0.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 U64_MAX = (1 << 64) - 1
+# 2**64 has 20 digits; a longer run is garbage before int() is even tried, so a hostile file can
+# never reach CPython's 4300-digit conversion limit (ValueError "Exceeds the limit", PEP 651's
+# int_max_str_digits, CPython gh-95778) nor spend time converting a megabyte of digits.
+MAX_INT_DIGITS = 20
 _INT_RE = re.compile(r"-?[0-9]+")
 _HEX_RE = re.compile(r"0[xX][0-9a-fA-F]+")
+_FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,3})?")
 _SHOWN_CHARS = 24
 
 
@@ -46,6 +52,8 @@ def parse_int(text: str, *, signed: bool = False, minimum: int | None = None,
               maximum: int | None = None) -> int:
     """One decimal integer. Unsigned unless ``signed``; must fit 64 bits (signed: int64)."""
     body = clean(text).strip()
+    if len(body.lstrip("-")) > MAX_INT_DIGITS:
+        raise garbage(text)
     if not _INT_RE.fullmatch(body) or (body.startswith("-") and not signed):
         raise garbage(text)
     value = int(body)
@@ -59,10 +67,35 @@ def parse_int(text: str, *, signed: bool = False, minimum: int | None = None,
     return value
 
 
+def bounded_int(digits: str, *, base: int = 10) -> int | None:
+    """``int(digits, base)`` for a run a regex already matched, or None past 64 bits.
+
+    For parsers whose pattern captures ``[0-9]+`` inside a longer line (DPM rows, fdinfo): the
+    length check keeps them clear of CPython's 4300-digit limit and of values no counter holds.
+    """
+    if len(digits) > (MAX_INT_DIGITS if base == 10 else 16 if base == 16 else 64):
+        return None
+    value = int(digits, base)
+    return value if value <= U64_MAX else None
+
+
+def parse_float(text: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    """One finite decimal number ("1.5", "-3", "2e3"); NaN, inf and over-long text are garbage."""
+    body = clean(text).strip()
+    if len(body) > 64 or not _FLOAT_RE.fullmatch(body):
+        raise garbage(text)
+    value = float(body)
+    if not math.isfinite(value):
+        raise ValueProblem(f"garbage value '{_shown(text)}' (not a finite number)")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        raise out_of_range(text)
+    return value
+
+
 def parse_hex_id(text: str, bits: int = 16) -> int:
     """A PCI id as sysfs writes it ("0x1002")."""
     body = clean(text).strip()
-    if not _HEX_RE.fullmatch(body):
+    if len(body) > 2 + 16 or not _HEX_RE.fullmatch(body):
         raise garbage(text)
     value = int(body, 16)
     if value >= 1 << bits:
@@ -158,7 +191,9 @@ def parse_dpm_table(text: str) -> list[DpmLevel]:
         match = _DPM_ROW.match(line)
         if not match:
             raise garbage(line)
-        value = int(match.group(2))
+        value = bounded_int(match.group(2))
+        if value is None:
+            raise garbage(line)
         unit = match.group(3).lower()
         mhz = value * 1000 if unit == "ghz" else (round(value / 1_000_000) if unit == "hz" else value)
         levels.append(DpmLevel(match.group(1), mhz, bool(match.group(4))))
@@ -175,11 +210,11 @@ def active_dpm_mhz(text: str) -> int | None:
 
 # pp_power_profile_mode layouts (linux drivers/gpu/drm/amd/pm): one row per profile, "%2d %14s%s:" with "*"
 # before the colon on the active one (Vega, smu11 navi10_ppt.c / sienna_cichlid_ppt.c, smu13 smu_v13_0_0_ppt.c).
-_PROFILE_ROW = re.compile(r"^\s*(\d+)\s+([A-Za-z0-9_]+)\s*(\*?)\s*:")
+_PROFILE_ROW = re.compile(r"^\s*(\d{1,4})\s+([A-Za-z0-9_]+)\s*(\*?)\s*:")
 # Older (Polaris/SMU7) layout: "  1 3D_FULL_SCREEN*   ..." without a colon.
-_PROFILE_ROW_OLD = re.compile(r"^\s*(\d+)\s+([A-Z0-9_]+)\s*(\*?)(?:\s|$)")
+_PROFILE_ROW_OLD = re.compile(r"^\s*(\d{1,4})\s+([A-Z0-9_]+)\s*(\*?)(?:\s|$)")
 # smu_v13_0_7 prints "%d %-14s%s" with "* " or "  " after the padded name (kernel source).
-_PROFILE_CELL = re.compile(r"\b(\d+) +([0-9]*[A-Z][A-Z0-9_]*) *(\*)?")
+_PROFILE_CELL = re.compile(r"\b(\d{1,4}) +([0-9]*[A-Z][A-Z0-9_]*) *(\*)?")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocmdesk import host
 from rocmdesk.resources import resource_path
 from rocmdesk.telemetry.model import GpuInfo, GpuSample, ProcessUse, Snapshot
 
@@ -290,9 +291,11 @@ def validate(recording: Recording) -> None:
 
 def _json_object(line: str, number: int, name: str) -> dict[str, Any]:
     try:
-        data = json.loads(line)
+        data = host.loads_json(line)
+    except host.JsonLimitError as exc:
+        raise RecordingError(f"recording {name!r} line {number} is refused: {exc}") from exc
     except ValueError as exc:
-        raise RecordingError(f"recording {name!r} line {number} is not JSON ({exc.msg})") from exc
+        raise RecordingError(f"recording {name!r} line {number} is not JSON ({getattr(exc, 'msg', exc)})") from exc
     if not isinstance(data, dict):
         raise RecordingError(f"recording {name!r} line {number} is not a JSON object")
     return data
