@@ -483,7 +483,9 @@ def test_pkexec_asks_a_polkit_agent_for_the_users_password(installed_package, th
     assert "AUTHENTICATION COMPLETE" in right["agent"]
     assert right["exit_code"] == 1 and json.loads(right["stdout"])["error"] == f"refusing: no PCI device {PROBE_PCI}"
     assert right["kind"] == "refused"
-    assert [r["uid"] for r in records] == [uid] and records[0]["action"] == "reset-power-cap"
+    # One run of the helper: its begin line and its end line, both naming the user who typed the password.
+    assert [(r["event"], r["uid"], r["action"]) for r in records] == [("begin", uid, "reset-power-cap"),
+                                                                      ("end", uid, "reset-power-cap")], records
 
     wrong, records = runs["wrong"]
     assert wrong["answered"] and "AUTHENTICATION FAILED" in wrong["agent"]
