@@ -1,5 +1,6 @@
 """Words every surface shows the same way (window, reports, command line), kept in the Qt-free core."""
 
+import math
 import time
 
 NA = "N/A"  # a value that is not available; the reason goes beside it (a tooltip, a footnote), never a 0
@@ -30,3 +31,22 @@ def recorded_text(start: float | None, count: int, span_s: float) -> str:
     span = max(0.0, float(span_s))
     over = f"{span / 60:.0f} min" if span >= 90 else f"{span:.0f} s"
     return f"recorded {when} · {count} samples over {over}"
+
+
+_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def fmt_bytes(value: object) -> str:
+    """A size in binary units, the one byte formatter of every view: one decimal under 100, whole above
+    ("512 B", "1.5 GiB", "24.0 GiB", "192 GiB"); N/A for anything that is not a finite number (``None``,
+    NaN, a bool, a string), never a 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return NA
+    size = float(value)
+    if abs(size) < 1024:
+        return f"{size:.0f} B"
+    for unit in _BYTE_UNITS[1:]:
+        size /= 1024
+        if abs(size) < 1023.5 or unit == _BYTE_UNITS[-1]:  # 1023.6 KiB reads "1.0 MiB", not "1024 KiB"
+            return f"{size:.1f} {unit}" if abs(size) < 99.95 else f"{size:.0f} {unit}"
+    raise AssertionError("unreachable: the last unit returns")

@@ -205,14 +205,3 @@ def process_use_texts(process: dict[str, Any]) -> list[str]:
     compute = (f"{cu_percent:.0f} %" if isinstance(cu_percent, (int, float))
                else f"{cu_count:.0f} CU" if isinstance(cu_count, (int, float)) else NA)
     return [f"{gfx:.0f} %" if isinstance(gfx, (int, float)) else NA, compute]
-
-
-def human_bytes(value: Any) -> str:
-    if not isinstance(value, (int, float)):
-        return NA
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"

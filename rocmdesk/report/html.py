@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 
 from rocmdesk.report.charts import history_charts
-from rocmdesk.report.data import PROCESS_USE_HEADERS, ReportData, human_bytes, process_use_texts, window_text
+from rocmdesk.report.data import PROCESS_USE_HEADERS, ReportData, process_use_texts, window_text
 from rocmdesk.report.finding_view import FindingView, finding_view
-from rocmdesk.wording import NA
+from rocmdesk.wording import NA, fmt_bytes
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#1b1b1b}
@@ -74,7 +74,7 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
     if report.gpus:
         parts += ["<h2>GPUs</h2>", _table(
             ["Card", "PCI", "Name", "gfx", "VRAM", "Driver", "KFD node"],
-            [[g.get("card"), g.get("pci"), g.get("name"), g.get("gfx_target"), human_bytes(g.get("vram_total_bytes")),
+            [[g.get("card"), g.get("pci"), g.get("name"), g.get("gfx_target"), fmt_bytes(g.get("vram_total_bytes")),
               g.get("driver") or "none", g.get("kfd_node")] for g in report.gpus])]
     parts.append(f"<h2>Findings ({len(report.findings)})</h2>")
     if not report.findings:
@@ -103,7 +103,7 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
     if report.processes:
         parts += ["<h2>Processes</h2>", _table(
             ["PID", "Name", "GPU", "VRAM", *PROCESS_USE_HEADERS, "Command line"],
-            [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")), *process_use_texts(p),
+            [[p.get("pid"), p.get("name"), p.get("pci"), fmt_bytes(p.get("vram_bytes")), *process_use_texts(p),
               (p.get("cmdline") or "")[:200]] for p in report.processes])]
     if report.notes:
         parts += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>"]

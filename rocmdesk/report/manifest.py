@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmdesk.host import JsonLimitError, loads_json
+from rocmdesk.wording import fmt_bytes
 
 FORMAT = "rocmdesk-bundle/1"
 MANIFEST_NAME = "rocmdesk/manifest.json"
@@ -143,7 +144,7 @@ def preview_lines(manifest: Manifest, limit: int | None = None) -> list[str]:
             continue
         groups.setdefault(entry.why, []).append(entry)
     lines = [f"{len([e for e in manifest.entries if e.kind != 'dir'])} files and links, "
-             f"{human_bytes(manifest.total_bytes())} before compression."]
+             f"{fmt_bytes(manifest.total_bytes())} before compression."]
     if manifest.redaction:
         lines.append("Redactions (kind: replacements):")
         lines.extend(f"  {kind.replace('_', ' ')}: {count}" for kind, count in sorted(manifest.redaction.items()))
@@ -152,20 +153,12 @@ def preview_lines(manifest: Manifest, limit: int | None = None) -> list[str]:
     for why, entries in sorted(groups.items(), key=lambda kv: kv[0]):
         lines.append(f"{why} ({len(entries)}):")
         shown = entries if limit is None else entries[:limit]
-        lines.extend(f"  /{e.path}" + (f" -> {e.target}" if e.kind == "link" else f"  ({human_bytes(e.size)})")
+        lines.extend(f"  /{e.path}" + (f" -> {e.target}" if e.kind == "link" else f"  ({fmt_bytes(e.size)})")
                      for e in shown)
         if len(shown) < len(entries):
             lines.append(f"  ... and {len(entries) - len(shown)} more")
     lines.extend(f"Note: {n}" for n in manifest.notes)
     return lines
-
-
-def human_bytes(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(size) < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
 
 
 def paths(entries: Iterable[Entry]) -> list[str]:

@@ -12,12 +12,11 @@ from rocmdesk.report.data import (
     PROCESS_USE_HEADERS,
     ReportData,
     history_stats,
-    human_bytes,
     process_use_texts,
     window_text,
 )
 from rocmdesk.report.finding_view import EvidenceItem, finding_view
-from rocmdesk.wording import NA
+from rocmdesk.wording import NA, fmt_bytes
 
 GITHUB_ISSUE_LIMIT = 65_000  # GitHub refuses issue bodies over 65 536 characters
 SEVERITY_MARK = {"error": "🔴 error", "warning": "🟠 warning", "info": "🔵 info"}
@@ -66,7 +65,7 @@ def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) 
         lines += ["### GPUs", ""]
         lines += _table(["Card", "PCI", "Name", "gfx", "VRAM", "Driver", "KFD node"],
                         [[g.get("card"), g.get("pci"), g.get("name"), g.get("gfx_target"),
-                          human_bytes(g.get("vram_total_bytes")), g.get("driver") or "none", g.get("kfd_node")]
+                          fmt_bytes(g.get("vram_total_bytes")), g.get("driver") or "none", g.get("kfd_node")]
                          for g in report.gpus])
         lines.append("")
     lines += [f"### Findings ({len(report.findings)})", ""]
@@ -102,7 +101,7 @@ def render_markdown(report: ReportData, limit: int | None = GITHUB_ISSUE_LIMIT) 
                                                              [list(r) for r in stats]))
         lines.append("")
     if report.processes:
-        rows = [[p.get("pid"), p.get("name"), p.get("pci"), human_bytes(p.get("vram_bytes")), *process_use_texts(p)]
+        rows = [[p.get("pid"), p.get("name"), p.get("pci"), fmt_bytes(p.get("vram_bytes")), *process_use_texts(p)]
                 for p in report.processes]
         lines += ["### Processes", "", *_table(["PID", "Name", "GPU", "VRAM", *PROCESS_USE_HEADERS], rows), ""]
     if report.notes:

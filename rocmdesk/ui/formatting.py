@@ -11,11 +11,11 @@ import math
 
 # one wording for every surface, defined in the Qt-free core; re-exported here for the tabs
 from rocmdesk.wording import NA as NA
+from rocmdesk.wording import fmt_bytes as fmt_bytes
 from rocmdesk.wording import gpu_label as gpu_label
 from rocmdesk.wording import short_gpu_name as short_gpu_name
 
 GIB = 1 << 30
-MIB = 1 << 20
 
 
 class Level(enum.Enum):
@@ -46,16 +46,6 @@ def fmt_watts(watts: float | None) -> str:
     if not is_number(watts):
         return NA
     return f"{watts:.0f} W" if watts >= 10 else f"{watts:.1f} W"
-
-
-def fmt_bytes(value: float | None) -> str:
-    if not is_number(value):
-        return NA
-    if value >= 100 * GIB:
-        return f"{value / GIB:.0f} GiB"
-    if value >= GIB:
-        return f"{value / GIB:.1f} GiB"
-    return f"{value / MIB:.0f} MiB"
 
 
 def fmt_percent(value: float | None) -> str:

@@ -24,7 +24,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
-from rocmdesk.ui.formatting import NA
+from rocmdesk.ui.formatting import NA, fmt_bytes
 
 log = logging.getLogger(__name__)
 
@@ -414,15 +414,6 @@ def _e(value: object) -> str:
     return html.escape(str(value if value is not None else NA), quote=True)
 
 
-def _size(value: object) -> str:
-    """Bytes as "24.0 GiB", or the app's N/A for a missing size (as every other view writes it)."""
-    from rocmdesk.report.data import human_bytes
-
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return NA
-    return human_bytes(value)
-
-
 def _table(pal: theme.Palette, header: list[str], rows: list[list[str]], widths: list[str] | None = None) -> str:
     """A table with a header row and alternating row shades; cells are HTML already."""
     head = "".join(f'<th align="left" bgcolor="{pal.surface_alt}"'
@@ -472,7 +463,7 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
         parts.append(_h2(pal, f"GPUs ({len(report.gpus)})"))
         parts.append(_table(pal, ["Card", "PCI", "Name", "gfx", "VRAM", "Driver", "KFD node"], [
             [_e(g.get("card")), _e(g.get("pci")), _e(g.get("name")), _e(g.get("gfx_target")),
-             _e(_size(g.get("vram_total_bytes"))), _e(g.get("driver") or "none"), _e(g.get("kfd_node"))]
+             _e(fmt_bytes(g.get("vram_total_bytes"))), _e(g.get("driver") or "none"), _e(g.get("kfd_node"))]
             for g in report.gpus]))
     parts.append(_h2(pal, "Telemetry"))
     note = report.telemetry_note()
@@ -485,7 +476,7 @@ def preview_html(report: Any, pal: theme.Palette, chart_names: list[str]) -> str
     if report.processes:
         parts.append(_h2(pal, f"Processes ({len(report.processes)})"))
         parts.append(_table(pal, ["PID", "Name", "GPU", "VRAM", *PROCESS_USE_HEADERS, "Command line"], [
-            [_e(p.get("pid")), _e(p.get("name")), _e(p.get("pci")), _e(_size(p.get("vram_bytes"))),
+            [_e(p.get("pid")), _e(p.get("name")), _e(p.get("pci")), _e(fmt_bytes(p.get("vram_bytes"))),
              *(_e(text) for text in process_use_texts(p)),
              f'<span {code}>{_e((p.get("cmdline") or "")[:160])}</span>'] for p in report.processes]))
     if report.checks:
