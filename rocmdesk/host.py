@@ -14,15 +14,16 @@ import errno
 import json
 import logging
 import os
-import signal
 import stat as _stat
-import subprocess
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger(__name__)
 
@@ -431,6 +432,8 @@ class CommandRunner:
             raise ValueError(f"commands must be given by absolute path, got {argv[:1]!r}")
         limit = self.default_timeout if timeout is None else timeout
         start = time.monotonic()
+        import subprocess  # here: most processes that read the host never start a command
+
         try:
             proc = subprocess.Popen(
                 argv,
@@ -470,6 +473,7 @@ def _run_capped(proc: subprocess.Popen, argv: list[str], limit: float, stdin: st
     """Read a started process' output keeping at most ``cap`` bytes of each stream; the process group is
     killed when stdout goes past the cap (a huge journal) or the time is up, so memory and time stay bounded."""
     import selectors
+    import subprocess
 
     if proc.stdin is not None:
         try:
@@ -525,6 +529,8 @@ def _decode(data: bytes | None) -> str:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    import signal
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
