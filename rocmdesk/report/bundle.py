@@ -378,9 +378,7 @@ def recording_from_snapshots(snapshots: Sequence[Any], interval_s: float = 1.0, 
 
 def history_text(recording: Any, minutes: float) -> tuple[str, float]:
     """The recording's last ``minutes`` as recording-format JSON lines; (text, minutes kept)."""
-    from rocmdesk.telemetry.recording import Recording, encode_lines
-
-    from rocmdesk.telemetry.recording import MAX_FRAMES, MAX_POINTS
+    from rocmdesk.telemetry.recording import MAX_FRAMES, MAX_POINTS, Recording, encode_lines
 
     frames = recording.frames
     if frames and minutes > 0:
