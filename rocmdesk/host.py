@@ -14,15 +14,16 @@ import errno
 import json
 import logging
 import os
-import signal
 import stat as _stat
-import subprocess
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: `rocmdesk sample` starts faster
+if TYPE_CHECKING:
+    import subprocess
+    from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,7 @@ class HostRoot:
         pending.reverse()
         parts: list[str] = []
         links = 0
+        base = self.root.rstrip("/")  # the analyst-side path of ``parts``, kept in step with it
         while pending:
             name = pending.pop()
             if name == ".":
@@ -174,18 +176,21 @@ class HostRoot:
             if name == "..":
                 if parts:
                     parts.pop()
+                    base = self.root.rstrip("/") + "".join("/" + p for p in parts)
                 continue
-            candidate = os.path.join(self.root, *parts, name)
+            candidate = f"{base}/{name}"
             try:
                 target = os.readlink(candidate)
             except OSError:
                 parts.append(name)
+                base = candidate
                 continue
             links += 1
             if links > MAX_SYMLINKS:
                 raise HostReadError(ReadFailure.LOOP, "/" + "/".join([*parts, name]))
             if target.startswith("/"):
                 parts = []
+                base = self.root.rstrip("/")
             extra = [p for p in target.split("/") if p]
             pending.extend(reversed(extra))
         return "/" + "/".join(parts)
@@ -431,6 +436,8 @@ class CommandRunner:
             raise ValueError(f"commands must be given by absolute path, got {argv[:1]!r}")
         limit = self.default_timeout if timeout is None else timeout
         start = time.monotonic()
+        import subprocess  # here: most processes that read the host never start a command
+
         try:
             proc = subprocess.Popen(
                 argv,
@@ -470,6 +477,7 @@ def _run_capped(proc: subprocess.Popen, argv: list[str], limit: float, stdin: st
     """Read a started process' output keeping at most ``cap`` bytes of each stream; the process group is
     killed when stdout goes past the cap (a huge journal) or the time is up, so memory and time stay bounded."""
     import selectors
+    import subprocess
 
     if proc.stdin is not None:
         try:
@@ -525,6 +533,8 @@ def _decode(data: bytes | None) -> str:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    import signal
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -598,8 +608,8 @@ def runner_for(root: HostRoot) -> CommandRunner:
     """
     if root.is_live:
         return CommandRunner()
-    recorded = Path(root.join("rocmdesk/commands.json"))
-    if recorded.is_file():
+    recorded = root.join("rocmdesk/commands.json")  # a str: pathlib costs a sample a few ms to import
+    if os.path.isfile(recorded):
         try:
             return RecordedRunner.load(recorded)
         except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:  # Recursion: JSON too deep

@@ -123,7 +123,7 @@ THROTTLE_BITS = {
 
 # The fields the readings come from; the rest (XGMI and PCIe counters, per-engine activity, timestamps…)
 # are unpacked but not looked at, which keeps a decode near the cost of the unpack itself.
-_USED = re.compile(
+_USED_PATTERN = (
     r"(temperature_(edge|hotspot|mem|vrgfx|vrsoc|vrmem|hbm\d|gfx|soc|core\d+|skin)"
     r"|(average|curr)_socket_power|average_(cpu|soc|gfx|apu|dgpu|all_core|ipu|sys)_power"
     r"|average_(gfx|umc)_activity|current_fan_speed|pcie_link_(width|speed)|energy_accumulator"
@@ -137,11 +137,15 @@ class Layout:
     names: tuple[str, ...]  # one per unpacked value ("temperature_hbm0" for an array element)
     sentinels: tuple[int, ...]  # the all-ones "not supported" value of each field's width
     used: tuple[tuple[int, str, int], ...] = ()  # (index in the unpacked values, name, sentinel) read
+    # the used fields alone, the bytes between them skipped: a decode unpacks ~30 values, not ~400
+    used_fmt: struct.Struct | None = None
+    used_names: tuple[str, ...] = ()
+    used_sentinels: tuple[int, ...] = ()
 
 
 def _build(spec: str, expected_size: int) -> Layout:
     """The struct format of a field list with natural alignment (as a C compiler lays it out)."""
-    fmt, names, sentinels = ["<HBB"], [], []
+    fmt, names, sentinels, places = ["<HBB"], [], [], []  # places: (offset, struct code) per value
     offset, max_align = 4, 4 if expected_size else 1
     for item in spec.split():
         name, kind = item.split(":")
@@ -163,12 +167,20 @@ def _build(spec: str, expected_size: int) -> Layout:
         for n in range(count):
             names.append(f"{name}{n}" if count > 1 else name)
             sentinels.append(_ALL_ONES[code])
+            places.append((offset - width * (count - n), code))
     tail = -offset % max_align
     if tail:
         fmt.append(f"{tail}x")
+    wanted = re.compile(_USED_PATTERN)  # compiled here, not at import: `rocmdesk sample` pays for it once
     used = tuple((n + 3, name, none) for n, (name, none) in enumerate(zip(names, sentinels, strict=True))
-                 if _USED.fullmatch(name))
-    layout = Layout(struct.Struct("".join(fmt)), tuple(names), tuple(sentinels), used)
+                 if wanted.fullmatch(name))
+    used_fmt, at = ["<"], 0
+    for index, _name, _none in used:
+        where, code = places[index - 3]
+        used_fmt.append(f"{where - at}x{code}" if where > at else code)
+        at = where + _WIDTH[code]
+    layout = Layout(struct.Struct("".join(fmt)), tuple(names), tuple(sentinels), used,
+                    struct.Struct("".join(used_fmt)), tuple(n for _, n, _ in used), tuple(x for _, _, x in used))
     if layout.fmt.size != expected_size:
         raise AssertionError(f"gpu_metrics layout is {layout.fmt.size} bytes, the kernel's is {expected_size}")
     return layout
@@ -226,8 +238,9 @@ def decode(data: bytes) -> GpuMetrics:
         raise GpuMetricsError(f"revision {revision} says {size} bytes; that revision is {table.fmt.size}")
     if len(data) < size:
         raise GpuMetricsError(f"revision {revision} needs {size} bytes, the file has {len(data)}")
-    raw = table.fmt.unpack_from(data)
-    values = {name: raw[index] for index, name, none in table.used if raw[index] != none}
+    raw = table.used_fmt.unpack_from(data)  # type: ignore[union-attr]
+    values = {name: v for name, v, none in zip(table.used_names, raw, table.used_sentinels, strict=True)
+              if v != none}
     out = GpuMetrics(revision=revision)
     if fmt_rev == 1:
         _format1(values, out, content_rev)
@@ -253,11 +266,11 @@ def _temperature(values: dict[str, int], name: str, key: str, scale: float, out:
 
 
 def _format1(values: dict[str, int], out: GpuMetrics, content: int) -> None:
-    for key, name in _format1_temperatures(content):
+    temperatures, hbm, dgpu_clocks, dgpu_voltages, xcd_clocks, mi300_clocks = _format1_fields(content)
+    for key, name in temperatures:
         _temperature(values, name, key, 1.0, out)
-    for key, name in _HBM_TEMPERATURES:  # only Instinct boards have HBM: no N/A for the others
-        if values.get(name):
-            out.temperature_c[key] = float(values[name])
+    # only Instinct boards have HBM: no N/A for the others
+    out.temperature_c.update({key: float(v) for key, name in hbm if (v := values.get(name))})
     power = values.get("average_socket_power", values.get("curr_socket_power"))
     out.power_w = float(power) if power is not None else None
     out.gfx_busy_percent = _float(values.get("average_gfx_activity"))
@@ -272,22 +285,19 @@ def _format1(values: dict[str, int], out: GpuMetrics, content: int) -> None:
         out.energy_j = energy * ENERGY_UNIT_J
     clocks = out.clocks_mhz
     if content <= 3:
-        for key, current, average in _DGPU_CLOCKS:
-            value = values.get(current, values.get(average))
+        for key, current, average in dgpu_clocks:
+            value = values.get(current)
+            if value is None:
+                value = values.get(average)
             if value is not None:
                 clocks[key] = float(value)
-        for rail, name in _DGPU_VOLTAGES:
-            if values.get(name):
-                out.voltage_mv_by_rail[rail] = float(values[name])
+        out.voltage_mv_by_rail.update({rail: float(v) for rail, name in dgpu_voltages if (v := values.get(name))})
     else:  # MI300: one GFX clock per XCD, several SoC and media clocks
-        xcd = [values[name] for name in _XCD_CLOCKS if values.get(name)]
-        for n, value in enumerate(xcd):
-            clocks[f"gfxclk_xcd{n}"] = float(value)
+        xcd = [v for name in xcd_clocks if (v := values.get(name))]
+        clocks.update({key: float(v) for key, v in zip(_XCD_KEYS, xcd, strict=False)})
         if xcd:
             clocks["gfxclk"] = float(max(xcd))
-        for key, name in _MI300_CLOCK_NAMES:
-            if values.get(name):
-                clocks[key] = float(values[name])
+        clocks.update({key: float(v) for key, name in mi300_clocks if (v := values.get(name))})
 
 
 def _apu(values: dict[str, int], out: GpuMetrics, fmt: int, content: int) -> None:
@@ -355,19 +365,28 @@ _DGPU_CLOCKS = tuple((k, f"current_{k}", f"average_{k}_frequency")
 _APU_CLOCK_NAMES = tuple((k, f"current_{k}", f"average_{k}_frequency")
                          for k in ("gfxclk", "socclk", "uclk", "fclk", "vclk", "dclk"))
 _XCD_CLOCKS = tuple(f"current_gfxclk{n}" for n in range(8))
+_XCD_KEYS = tuple(f"gfxclk_xcd{n}" for n in range(8))
 _MI300_CLOCK_NAMES = (*((f"{key}_{n}" if n else key, f"current_{key}{n}")
                         for key in ("socclk", "vclk0", "dclk0") for n in range(4)), ("uclk", "current_uclk"))
 _CORE_TEMPERATURES = tuple((f"core{n}", f"temperature_core{n}") for n in range(16))
 _APU_VOLTAGES = tuple((rail, f"average_{rail}_voltage") for rail in ("cpu", "soc", "gfx"))
 _DGPU_VOLTAGES = (("gfx", "voltage_gfx"), ("soc", "voltage_soc"), ("mem", "voltage_mem"))
-_FORMAT1_TEMPERATURES: dict[int, tuple[tuple[str, str], ...]] = {}
+_FORMAT1_FIELDS: dict[int, tuple] = {}
 
 
-def _format1_temperatures(content: int) -> tuple[tuple[str, str], ...]:
-    """The temperature fields a format-1 revision has (1.4+ dropped edge, vrgfx and vrmem)."""
-    found = _FORMAT1_TEMPERATURES.get(content)
+def _format1_fields(content: int) -> tuple:
+    """The fields of each group that a format-1 revision has (1.4+ dropped edge, vrgfx and vrmem…),
+    worked out once: a decode then looks up only names its table can hold."""
+    found = _FORMAT1_FIELDS.get(content)
     if found is None:
         table = layout((1, content))
-        names = table.names if table is not None else ()
-        found = _FORMAT1_TEMPERATURES[content] = tuple((k, n) for k, n in _ALL_FORMAT1_TEMPERATURES if n in names)
+        names = set(table.used_names if table is not None else ())
+        found = _FORMAT1_FIELDS[content] = (
+            tuple((k, n) for k, n in _ALL_FORMAT1_TEMPERATURES if n in names),
+            tuple((k, n) for k, n in _HBM_TEMPERATURES if n in names),
+            tuple((k, c, a) for k, c, a in _DGPU_CLOCKS if c in names or a in names),
+            tuple((k, n) for k, n in _DGPU_VOLTAGES if n in names),
+            tuple(n for n in _XCD_CLOCKS if n in names),
+            tuple((k, n) for k, n in _MI300_CLOCK_NAMES if n in names),
+        )
     return found

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.telemetry.model import GpuInfo, GpuKind, GpuSample, Snapshot
-from rocmdesk.ui import theme
+from rocmdesk.ui import card_details, theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.feed import GpuEvent
 from rocmdesk.ui.formatting import (
@@ -215,6 +215,14 @@ class GpuCard(QtWidgets.QFrame):
         self.grid.setHorizontalSpacing(24)
         self.grid.setVerticalSpacing(10)
         outer.addLayout(self.grid)
+        # PCIe, voltage, VBIOS, performance level, profile: word-wrapped, so nothing clips on a narrow card
+        self.details = QtWidgets.QGridLayout()
+        self.details.setHorizontalSpacing(8)
+        self.details.setVerticalSpacing(1)
+        self.detail_rows: dict[str, tuple[QtWidgets.QLabel, QtWidgets.QLabel]] = {}
+        self._details_shown: list[tuple[str, str, str]] = []
+        self._detail_columns = 0
+        outer.addLayout(self.details)
         self.trend_caption = QtWidgets.QLabel("", self)
         self.trend_caption.setObjectName("metricCaption")
         self.trend = Sparkline(self)
@@ -266,6 +274,7 @@ class GpuCard(QtWidgets.QFrame):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._relayout(2 if event.size().width() >= 620 else 1)
+        self._relayout_details(self._detail_pairs_for(event.size().width()))
 
     def _ensure_temps(self, sensors) -> None:
         wanted = ordered_sensors(set(sensors))
@@ -333,8 +342,57 @@ class GpuCard(QtWidgets.QFrame):
         set_text(self.trend_caption, caption)
         self.trend.set_series(busy / 100.0, power_frac, busy_color, power_color, pal.grid, background=pal.surface)
 
+    def _show_details(self, s: GpuSample) -> None:
+        shown = card_details.rows(s)
+        if shown == self._details_shown:  # the usual tick: these facts rarely change
+            return
+        self._details_shown = shown
+        for caption, text, tip in shown:
+            labels = self.detail_rows.get(caption)
+            if labels is None:
+                name, value = QtWidgets.QLabel(caption.upper(), self), QtWidgets.QLabel("", self)
+                name.setObjectName("metricCaption")
+                value.setObjectName("metricDetail")
+                value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+                value.setAccessibleName(caption)
+                labels = self.detail_rows[caption] = (name, value)
+                self._detail_columns = 0
+            name, value = labels
+            set_text(value, text)  # only when it changed: a relabel relayouts the card
+            set_tooltip(value, tip)
+            set_tooltip(name, tip)
+            value.setAccessibleDescription(f"{text} ({tip})")
+        self._detail_columns = 0  # a text changed width: its place is decided again
+        self._relayout_details(self._detail_pairs_for(self.width()))
+
+    def _detail_pairs_for(self, width: int) -> int:
+        """Two pairs to a row only where both fit whole beside each other (none is ever elided)."""
+        if not self.detail_rows:
+            return 1
+        names = max(n.sizeHint().width() for n, _ in self.detail_rows.values())
+        values = max(v.fontMetrics().horizontalAdvance(v.text()) for _, v in self.detail_rows.values())
+        margins = self.layout().contentsMargins()
+        room = width - margins.left() - margins.right()
+        return 2 if room >= 2 * (names + values + 2 * self.details.horizontalSpacing()) + 16 else 1
+
+    def _relayout_details(self, pairs: int) -> None:
+        """One caption/value pair per row on a narrow card, two side by side on a wide one."""
+        if pairs == self._detail_columns:
+            return
+        self._detail_columns = pairs
+        for name, value in self.detail_rows.values():
+            self.details.removeWidget(name)
+            self.details.removeWidget(value)
+        for i, (name, value) in enumerate(self.detail_rows.values()):
+            row, col = divmod(i, pairs)
+            self.details.addWidget(name, row, 2 * col)
+            self.details.addWidget(value, row, 2 * col + 1)
+        for c in range(4):
+            self.details.setColumnStretch(c, 1 if c % 2 and c // 2 < pairs else 0)
+
     def update_sample(self, s: GpuSample) -> None:
         self.sample = s
+        self._show_details(s)
         pal = theme.current()
         if s.info != self.info:
             self.set_info(s.info)

@@ -12,8 +12,11 @@ import time
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from rocmdesk.telemetry.model import ProcessUse, Snapshot
+from rocmdesk.telemetry.proc_history import Key, ProcessHistory
+from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import NA, fmt_bytes, fmt_percent, gpu_label, is_number
+from rocmdesk.ui.process_plot import ProcessPlot
 
 COLUMNS = ("GPU", "PID", "Name", "VRAM", "Graphics %", "Compute", "Command line")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
@@ -67,6 +70,7 @@ class ProcessModel(QtCore.QAbstractTableModel):
         self.rows: list[ProcessUse] = []
         self.gpu_names: dict[str, str] = {}  # pci -> "0 · card1"
         self.gpu_order: dict[str, int] = {}  # pci -> position, so GPU 10 sorts after GPU 9
+        self.gone: dict[Key, float] = {}  # (pid, pci) of exited processes still shown -> when they exited
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
@@ -101,7 +105,13 @@ class ProcessModel(QtCore.QAbstractTableModel):
                       p.vram_bytes if is_number(p.vram_bytes) else -1.0,
                       p.gpu_percent if is_number(p.gpu_percent) else -1.0, compute, p.cmdline)
             return values[col]
+        gone_at = self.gone.get((p.pid, p.pci))
+        if role == QtCore.Qt.ItemDataRole.ForegroundRole and gone_at is not None:
+            return QtGui.QColor(theme.current().muted)
         if role == QtCore.Qt.ItemDataRole.ToolTipRole:
+            if gone_at is not None:
+                return (f"Exited at {time.strftime('%H:%M:%S', time.localtime(gone_at))}: its last reading, "
+                        "greyed; select it to see its history until that ages out")
             if col == 0 and "gpu" in p.unavailable:
                 return p.unavailable["gpu"]
             if col == GPU_PERCENT_COL:
@@ -116,9 +126,11 @@ class ProcessModel(QtCore.QAbstractTableModel):
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def set_rows(self, rows: list[ProcessUse], gpu_names: dict[str, str]) -> None:
+    def set_rows(self, rows: list[ProcessUse], gpu_names: dict[str, str],
+                 gone: dict[Key, float] | None = None) -> None:
         key_new = [(p.pid, p.pci) for p in rows]
         key_old = [(p.pid, p.pci) for p in self.rows]
+        self.gone = dict(gone or {})
         self.gpu_names = gpu_names
         self.gpu_order = {pci: n for n, pci in enumerate(gpu_names)}
         if key_new == key_old:
@@ -194,6 +206,11 @@ class ProcessesTab(QtWidgets.QWidget):
         lay.addLayout(top)
         lay.addWidget(self.table, 1)
         lay.addWidget(self.empty, 1)
+        self.history = ProcessHistory()
+        self.selected: Key | None = None
+        self.plot = ProcessPlot(self)
+        lay.addWidget(self.plot)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self._pending: Snapshot | None = None
         self._last_apply = -1e9
         self._timer = QtCore.QTimer(self)
@@ -205,6 +222,7 @@ class ProcessesTab(QtWidgets.QWidget):
 
     def on_snapshot(self, snapshot: Snapshot) -> None:
         """Refresh at most every 2 s (per-process figures are read that often on a live machine)."""
+        self.history.feed(snapshot)  # hidden or not: the history is there when the tab is opened
         self._pending = snapshot
         if not self.isVisible() or self._timer.isActive():
             return
@@ -235,12 +253,16 @@ class ProcessesTab(QtWidgets.QWidget):
         for g in snapshot.gpus:
             names[g.info.pci] = gpu_label(g.info)
         rows = list(snapshot.processes)
-        self.model.set_rows(rows, names)
+        live = {(p.pid, p.pci) for p in rows}
+        gone = {t.key: t.gone_at for t in self.history.gone() if t.key not in live and t.gone_at is not None}
+        self.model.set_rows(rows + [self.history.tracks[k].last for k in gone], names, gone)
+        self._reselect()
+        self._show_selected()
         total_vram = sum(p.vram_bytes for p in rows if is_number(p.vram_bytes))
         count = len({p.pid for p in rows})  # a process on two GPUs has two rows
         self.summary.setText(f"{count} process{'es' if count != 1 else ''} · {fmt_bytes(total_vram)} VRAM"
                              if rows else "")
-        if rows:
+        if rows or gone:
             self.empty.hide()
             self.table.show()
         elif snapshot.gpus:
@@ -249,6 +271,33 @@ class ProcessesTab(QtWidgets.QWidget):
                              "or run ROCm compute work (read from /sys/class/kfd/kfd/proc).")
         else:
             self._show_empty("No GPU to show processes for.")
+
+    # -- the selected process's history ----------------------------------------------------------------
+    def _on_current(self, current: QtCore.QModelIndex, _previous: QtCore.QModelIndex) -> None:
+        source = self.proxy.mapToSource(current)
+        if source.isValid() and source.row() < len(self.model.rows):
+            p = self.model.rows[source.row()]
+            self.selected = (p.pid, p.pci)
+        self._show_selected()
+
+    def _reselect(self) -> None:
+        """Keep the selected process selected when the model resets (a process came or went)."""
+        if self.selected is None:
+            return
+        for row, p in enumerate(self.model.rows):
+            if (p.pid, p.pci) == self.selected:
+                index = self.proxy.mapFromSource(self.model.index(row, 0))
+                if index.isValid() and self.table.currentIndex().row() != index.row():
+                    self.table.selectionModel().blockSignals(True)
+                    self.table.setCurrentIndex(index)
+                    self.table.selectionModel().blockSignals(False)
+                    self.table.viewport().update()
+                return
+
+    def _show_selected(self) -> None:
+        track = self.history.get(self.selected) if self.selected is not None else None
+        label = self.model.gpu_names.get(track.key[1], track.key[1]) if track is not None else ""
+        self.plot.show_track(track, label)
 
     def _show_empty(self, text: str) -> None:
         self.empty.setText(text)

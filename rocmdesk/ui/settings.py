@@ -88,6 +88,7 @@ class Settings:
     last_tab: str = "overview"
     alerts_enabled: bool = True  # desktop notifications: over crit, throttling, GPU gone, ECC errors
     alert_throttle_s: int = 30  # throttling must last this long before it alerts
+    tray_icon: bool = True  # the hottest GPU's temperature in the system tray, where there is one
 
     # -- validation ---------------------------------------------------------------------------
     def normalized(self) -> Settings:
@@ -115,8 +116,9 @@ class Settings:
             out.graph_window_s = default.graph_window_s
         if not isinstance(out.selected_gpus, list) or not all(isinstance(p, str) for p in out.selected_gpus):
             out.selected_gpus = []
-        if not isinstance(out.alerts_enabled, bool):
-            out.alerts_enabled = default.alerts_enabled
+        for name in ("alerts_enabled", "tray_icon"):
+            if not isinstance(getattr(out, name), bool):
+                setattr(out, name, getattr(default, name))
         if isinstance(out.alert_throttle_s, bool) or not isinstance(out.alert_throttle_s, int) \
                 or not 1 <= out.alert_throttle_s <= 3600:
             out.alert_throttle_s = default.alert_throttle_s

@@ -76,3 +76,71 @@ def test_alert_settings_out_of_range_fall_back_to_defaults():
     odd = Settings(alerts_enabled="yes", alert_throttle_s=10**9).normalized()  # type: ignore[arg-type]
     assert (odd.alerts_enabled, odd.alert_throttle_s) == (True, 30)
     assert Settings(alert_throttle_s=True).normalized().alert_throttle_s == 30  # type: ignore[arg-type]
+
+
+# -- the tray icon: the hottest GPU's temperature ----------------------------------------------------
+def _temps(*gpus: dict[str, float], crit: float = 110.0) -> Snapshot:
+    out = []
+    for n, temps in enumerate(gpus):
+        info = GpuInfo(card=f"card{n}", pci=f"0000:0{n + 3}:00.0", name=f"GPU {n}")
+        out.append(GpuSample(info=info, timestamp=0.0, temperature_c=dict(temps),
+                             temperature_crit_c={k: crit for k in temps}))
+    return Snapshot(backend="sysfs", timestamp=0.0, gpus=out)
+
+
+def _icon_colour(tray) -> str:
+    image = tray.icon().pixmap(64, 64).toImage()
+    return image.pixelColor(6, 32).name()  # inside the badge, left of the number
+
+
+def test_tray_shows_the_hottest_gpu_in_its_level_colour(qtbot):
+    from rocmdesk.ui import theme
+    from rocmdesk.ui.formatting import Level
+
+    ctx = _ctx(live=True)
+    alerts = DesktopAlerts(ctx, send=lambda a: None, tray_available=True)
+    assert alerts.tray is not None
+    # an APU's CPU core is hotter, but is not a GPU temperature
+    alerts.update_tray(_temps({"edge": 45.0, "junction": 62.0}, {"junction": 97.0, "core0": 104.0}))
+    assert alerts._tray_shown == ("97", Level.HOT)
+    assert "GPU 1, junction 97 °C" in alerts.tray.toolTip() and "critical at 110" in alerts.tray.toolTip()
+    assert _icon_colour(alerts.tray) == theme.current().hot
+    alerts.update_tray(_temps({"junction": 50.0}))
+    assert alerts._tray_shown == ("50", Level.OK) and _icon_colour(alerts.tray) == theme.current().ok
+    ctx.settings.temp_unit = "F"
+    alerts.update_tray(_temps({"junction": 50.0}))
+    assert alerts._tray_shown[0] == "122"
+    alerts.update_tray(_temps())  # no GPU, no reading
+    assert alerts._tray_shown == ("?", Level.UNKNOWN) and "no GPU temperature" in alerts.tray.toolTip()
+
+
+def test_tray_only_with_a_tray_live_and_switched_on(qtbot):
+    assert DesktopAlerts(_ctx(live=True), send=lambda a: None, tray_available=False).tray is None
+    assert DesktopAlerts(_ctx(live=False), send=lambda a: None, tray_available=True).tray is None
+    ctx = _ctx(live=True)
+    ctx.settings.tray_icon = False
+    assert DesktopAlerts(ctx, send=lambda a: None, tray_available=True).tray is None
+    ctx.settings.tray_icon = True
+    alerts = DesktopAlerts(ctx, send=lambda a: None, tray_available=True)
+    actions = {a.text(): a for a in alerts.tray.contextMenu().actions()}
+    actions["Desktop notifications"].setChecked(False)
+    assert ctx.settings.alerts_enabled is False and not alerts.engine.rules.enabled
+    actions["Hide this icon"].trigger()
+    assert alerts.tray is None and ctx.settings.tray_icon is False
+    alerts.update_tray(_temps({"junction": 50.0}))  # no icon any more: nothing to update, no error
+
+
+def test_tray_text_bounds():
+    from rocmdesk.ui.notifications import tray_text
+
+    assert tray_text(None) == "?" and tray_text(float("nan")) == "?" and tray_text(True) == "?"
+    assert tray_text(64.6) == "65" and tray_text(1500.0) == "!" and tray_text(-5.0) == "-5"
+
+
+def test_tray_setting_survives_a_damaged_file(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"tray_icon": "yes", "alerts_enabled": 1}')
+    loaded = Settings.load(path)
+    assert loaded.tray_icon is True and loaded.alerts_enabled is True
+    path.write_text('{"tray_icon": false}')
+    assert Settings.load(path).tray_icon is False

@@ -108,3 +108,20 @@ def diagnose(root: Path) -> dict[str, list]:
 
     results = run_checks(DiagnosisContext(HostRoot(root), runner=RecordedRunner()))
     return {r.id: r.findings for r in results if r.status not in (Status.PASS, Status.SKIP)}
+
+
+def only(findings: dict, check_id: str):
+    """The one finding of ``check_id``, asserting no other check raised anything (a false alarm)."""
+    assert set(findings) == {check_id}, {k: [f.title for f in v] for k, v in findings.items()}
+    assert len(findings[check_id]) == 1, findings[check_id]
+    return findings[check_id][0]
+
+
+def steps_of(finding) -> str:
+    """The fix steps as one text, for substring assertions."""
+    return "\n".join(finding.fix.steps)
+
+
+def evidence_texts(finding) -> list[str]:
+    """Each piece of evidence as the text the user reads."""
+    return [str(e) for e in finding.evidence]

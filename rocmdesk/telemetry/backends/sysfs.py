@@ -19,20 +19,25 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any
 
 from rocmdesk import host
 from rocmdesk.host import HostReadError, HostRoot
 from rocmdesk.telemetry import gpu_metrics, parsers, pcie, pciids, ras
 from rocmdesk.telemetry.backends.base import Backend
 from rocmdesk.telemetry.discovery import DRM_CLASS, DiscoveredGpu, discover, list_cards
-from rocmdesk.telemetry.fdinfo import FdinfoScanner
 from rocmdesk.telemetry.model import GpuInfo, GpuSample, ProcessUse, Snapshot
+
+TYPE_CHECKING = False  # typing is not imported at run time: `rocmdesk sample` starts faster
+if TYPE_CHECKING:
+    from typing import Any
 
 log = logging.getLogger(__name__)
 
 STANDARD_TEMPS = ("edge", "junction", "mem")
 GONE_REASON = "device gone (GPU removed)"
+# RAS (ECC) counters and partition modes change rarely: read every few seconds, not every sample (on an
+# 8-GPU MI300X node they were a fifth of a sample's cost); a new uncorrectable error still alerts within this
+RAS_INTERVAL_S = 5.0
 _GONE_ERRNOS = (errno.ENOENT, errno.ENODEV, errno.ENXIO, errno.ENOTDIR)
 
 
@@ -60,7 +65,7 @@ class _Plan:
     """Everything decided at discovery for one GPU."""
 
     __slots__ = ("device_real", "gpu_metrics_path", "info", "missing", "pcie_max", "pcie_paths", "probes",
-                 "static_temps", "static_values", "voltage_rails")
+                 "ras_at", "ras_read", "static_temps", "static_values", "voltage_rails")
 
     def __init__(self, gpu: DiscoveredGpu) -> None:
         self.info: GpuInfo = gpu.info
@@ -73,6 +78,8 @@ class _Plan:
         self.missing: dict[str, str] = {}  # key -> reason, the same every sample
         self.static_values: dict[str, Any] = {}
         self.static_temps: dict[str, dict[str, float]] = {"temperature_crit_c": {}, "temperature_emergency_c": {}}
+        self.ras_read: tuple | None = None  # the last read_ras() result, reused for RAS_INTERVAL_S
+        self.ras_at = -1e18
 
 
 def _list_files(folder: str | None) -> set[str]:
@@ -296,7 +303,7 @@ class SysfsBackend(Backend):
         self._cards: list[str] | None = None
         self._drm_real: str | None = None
         self._pending_errors: list[str] = []
-        self._fdinfo = FdinfoScanner(root)
+        self._fdinfo: Any = None  # FdinfoScanner, made on the first processes() call
 
     # -- discovery ----------------------------------------------------------------------------------
     def discover(self) -> list[GpuInfo]:
@@ -385,13 +392,25 @@ class SysfsBackend(Backend):
 
     # -- processes --------------------------------------------------------------------------------
     def processes(self) -> list[ProcessUse]:
+        if self._fdinfo is None:
+            # imported here: `rocmdesk sample` reads no processes, and fdinfo + KFD + accounts cost
+            # a tenth of its start-up
+            from rocmdesk.telemetry.fdinfo import FdinfoScanner
+
+            self._fdinfo = FdinfoScanner(self.root)
         return self._fdinfo.scan()
 
 
 def _read_extras(plan: _Plan, sample: GpuSample) -> None:
     """gpu_metrics, voltage rails, the PCIe link, RAS counters: readings beside the per-file probes."""
     if plan.info.on_amdgpu:
-        sample.ras, sample.partition, reasons = ras.read_ras(plan.device_real)
+        now = time.monotonic()
+        if plan.ras_read is None or now - plan.ras_at >= RAS_INTERVAL_S:
+            plan.ras_read, plan.ras_at = ras.read_ras(plan.device_real), now
+        found, partition, reasons = plan.ras_read
+        sample.ras = None if found is None else {k: ({n: dict(c) for n, c in v.items()} if k == "blocks" else
+                                                     dict(v) if isinstance(v, dict) else v) for k, v in found.items()}
+        sample.partition = None if partition is None else dict(partition)
         for key, reason in reasons.items():
             sample.unavailable.setdefault(key, reason)
     for rail, path in plan.voltage_rails:

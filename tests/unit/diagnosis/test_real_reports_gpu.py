@@ -16,7 +16,7 @@ import pytest
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
-from tests.support.reports import Gpu, diagnose, drop_kfd_node, reporter_machine
+from tests.support.reports import Gpu, diagnose, drop_kfd_node, evidence_texts, only, reporter_machine, steps_of
 from tests.support.scenarios import only_finding
 
 KFD = "kfd-gpu-not-listed"
@@ -24,20 +24,6 @@ FEDORA36 = ('NAME="Fedora Linux"\nVERSION="36 (Workstation Edition)"\nID=fedora\
             'PRETTY_NAME="Fedora Linux 36 (Workstation Edition)"\n')
 FOCAL = ('NAME="Ubuntu"\nVERSION="20.04.5 LTS (Focal Fossa)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="20.04"\n'
          'VERSION_CODENAME=focal\nUBUNTU_CODENAME=focal\n')
-
-
-def steps_of(finding) -> str:
-    return "\n".join(finding.fix.steps)
-
-
-def texts(finding) -> list[str]:
-    return [str(e) for e in finding.evidence]
-
-
-def only(findings: dict, check_id: str):
-    assert set(findings) == {check_id}, {k: [f.title for f in v] for k, v in findings.items()}
-    assert len(findings[check_id]) == 1, findings[check_id]
-    return findings[check_id][0]
 
 
 def gcn_card(tmp: Path, device_id: int, rocm: str | None = "6.2.4") -> Path:
@@ -65,7 +51,7 @@ def test_legacy_1804_hd8790m_oland_not_supported_in_kfd(tmp_path):
     assert finding.severity is Severity.ERROR  # no GPU at all for ROCm
     assert finding.title == "ROCm cannot use this GCN 1 GPU: KFD does not support OLAND"
     assert finding.subject == sc.GPU_PCI
-    ev = texts(finding)
+    ev = evidence_texts(finding)
     assert any("[1002:6606] driven by amdgpu (OLAND, GCN 1" in t for t in ev)
     assert any(t.startswith("/var/log/kern.log:") and "OLAND  not supported in kfd" in t for t in ev)
     assert any("GPU node(s) none" in t for t in ev)
@@ -89,7 +75,7 @@ def test_legacy_2232_r7_370_pitcairn_not_the_groups(tmp_path):
     finding = only(findings, KFD)
     assert "user-not-in-render-group" not in findings and "group-not-active-in-session" not in findings
     assert finding.title == "ROCm cannot use this GCN 1 GPU: KFD does not support PITCAIRN"
-    assert any("PITCAIRN  not supported in kfd" in t for t in texts(finding))
+    assert any("PITCAIRN  not supported in kfd" in t for t in evidence_texts(finding))
     assert "gfx601" in finding.explanation and "never supported" in finding.explanation
     assert "replaced" in steps_of(finding)
 
@@ -103,7 +89,7 @@ def test_hawaii_needs_exp_hw_support_and_has_no_rocm_code(tmp_path):
     sc.kernel_log(root, "KFD support on Hawaii is experimental. See modparam exp_hw_support")
     finding = only(diagnose(root), KFD)
     assert finding.title.startswith("KFD leaves out this Hawaii GPU")
-    assert any("KFD support on Hawaii is experimental" in t for t in texts(finding))
+    assert any("KFD support on Hawaii is experimental" in t for t in evidence_texts(finding))
     assert "amdgpu.exp_hw_support=1" in steps_of(finding) and "RUSTICL_ENABLE=radeonsi" in steps_of(finding)
     assert "gfx701" in finding.explanation
 
@@ -184,7 +170,7 @@ def test_comfyui_2058_custom_node_left_pypi_cuda_torch_on_rx6750(tmp_path):
     finding = findings[WHEEL][0]
     assert finding.severity is Severity.ERROR
     assert finding.title == "PyTorch is a CUDA build, not a ROCm build"
-    assert any("nvidia-cuda-runtime-cu12" in t for t in texts(finding))
+    assert any("nvidia-cuda-runtime-cu12" in t for t in evidence_texts(finding))
     steps = steps_of(finding)
     assert "--force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm" in steps
     assert "--extra-index-url" in steps  # says not to use it
@@ -235,8 +221,9 @@ def test_therock_1184_gfx110x_wheels_on_a_780m(tmp_path):
     finding = findings[NOCODE][0]
     assert finding.severity is Severity.ERROR
     assert finding.title == "The installed PyTorch has no code for gfx1103"
-    assert any("rocBLAS Tensile library (TheRock) has code for gfx1100, gfx1101, gfx1102" in t for t in texts(finding))
-    assert any("gfx_target_version 110003" in t for t in texts(finding))
+    assert any("rocBLAS Tensile library (TheRock) has code for gfx1100, gfx1101, gfx1102" in t
+               for t in evidence_texts(finding))
+    assert any("gfx_target_version 110003" in t for t in evidence_texts(finding))
     steps = steps_of(finding)
     assert "--force-reinstall torch torchvision --index-url https://download.pytorch.org/whl/rocm7.14" in steps
     assert "torchaudio is left out" in steps  # its last release (2.11) has no rocm7.14 wheel
@@ -267,7 +254,7 @@ def test_pytorch_179865_rocm7_2_nightly_on_vega56(tmp_path):
     assert "--index-url https://download.pytorch.org/whl/rocm6.3" in steps_of(finding)
     assert any(t.endswith("torch/lib/rocblas/library: rocBLAS Tensile library has code for gfx1030, gfx1100, "
                           "gfx1101, gfx1102, gfx1150, gfx1151, gfx1200, gfx1201, gfx908, gfx90a, gfx942, gfx950")
-               for t in texts(finding))
+               for t in evidence_texts(finding))
 
 
 def test_wheel_with_the_gpu_and_an_override_that_covers_it_pass(tmp_path):
@@ -325,7 +312,7 @@ def test_issue_12_laptop_override_in_bashrc_never_reaches_ollama_service(tmp_pat
     assert len(findings[NOT_READ]) == 1
     assert finding.severity is Severity.ERROR
     assert finding.title == "HSA_OVERRIDE_GFX_VERSION is set in ~/.bashrc, but ollama.service does not read it"
-    ev = texts(finding)
+    ev = evidence_texts(finding)
     assert any(t.startswith("/home/alice/.bashrc:") and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in t for t in ev)
     assert any("ollama.service sets no HSA_OVERRIDE_GFX_VERSION" in t for t in ev)
     assert any("the running ollama.service process 2345 has no HSA_OVERRIDE_GFX_VERSION" in t for t in ev)
@@ -355,7 +342,7 @@ def test_ollama_8679_ollama_serve_by_hand_ignores_the_unit(tmp_path):
     assert finding.severity is Severity.ERROR
     assert finding.title == ("HSA_OVERRIDE_GFX_VERSION is set for ollama.service, but ollama (pid 2345) was started "
                              "outside it")
-    ev = texts(finding)
+    ev = evidence_texts(finding)
     assert "/etc/systemd/system/ollama.service.d/override.conf:2: HSA_OVERRIDE_GFX_VERSION=10.3.0" in ev
     assert "/proc/2345/environ: process 2345 (ollama) has no HSA_OVERRIDE_GFX_VERSION" in ev
     assert finding.fix.steps[0] == ("Stop the hand-started program and use the service: `sudo systemctl restart "
@@ -394,7 +381,8 @@ def test_ollama_service_user_outside_render_group(tmp_path):
     assert finding.title.startswith("ollama.service cannot open the GPU (ollama is not in ")
     assert "sudo usermod -aG render ollama" in steps_of(finding) or "sudo usermod -aG render,video ollama" in \
         steps_of(finding)
-    assert any(t.startswith("/etc/systemd/system/ollama.service:") and "User=ollama" in t for t in texts(finding))
+    assert any(t.startswith("/etc/systemd/system/ollama.service:") and "User=ollama" in t
+               for t in evidence_texts(finding))
 
 
 def test_supplementary_groups_in_a_drop_in_let_the_service_in(tmp_path):
@@ -416,7 +404,7 @@ def test_drop_in_written_but_service_not_restarted(tmp_path):
     assert finding.title == ("HSA_OVERRIDE_GFX_VERSION was set for ollama.service after it started: the running "
                              "service does not have it")
     assert "/proc/2345/environ: the running ollama.service process 2345 has no HSA_OVERRIDE_GFX_VERSION" in \
-        texts(finding)
+        evidence_texts(finding)
     assert finding.fix.steps[0].startswith("Restart the service: `sudo systemctl restart ollama.service`")
     sc.write(root, "/proc/2345/environ", sc.environ_bytes({"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}))
     assert sc.run_check(root, NOT_READ).status is Status.PASS

@@ -17,7 +17,16 @@ from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
 from tests.support.initramfs_images import install_matching_initramfs
-from tests.support.reports import Gpu, diagnose, drop_kfd_node, reporter_machine, set_kernel
+from tests.support.reports import (
+    Gpu,
+    diagnose,
+    drop_kfd_node,
+    evidence_texts,
+    only,
+    reporter_machine,
+    set_kernel,
+    steps_of,
+)
 
 DISCO = ('NAME="Ubuntu"\nVERSION="19.10 (Eoan Ermine)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="19.10"\n'
          'VERSION_CODENAME=eoan\nUBUNTU_CODENAME=eoan\n')
@@ -33,20 +42,6 @@ def boot_kernel(root: Path, kver: str) -> None:
     """The reporter's kernel, with the initramfs its generator builds for it (so no stale-image alarm)."""
     set_kernel(root, kver)
     install_matching_initramfs(root, kver)
-
-
-def steps_of(finding) -> str:
-    return "\n".join(finding.fix.steps)
-
-
-def texts(finding) -> list[str]:
-    return [str(e) for e in finding.evidence]
-
-
-def only(findings: dict, check_id: str):
-    assert set(findings) == {check_id}, {k: [f.title for f in v] for k, v in findings.items()}
-    assert len(findings[check_id]) == 1, findings[check_id]
-    return findings[check_id][0]
 
 
 # -- pcie-atomics-missing -----------------------------------------------------------------------------------------
@@ -86,7 +81,7 @@ def test_legacy_192_msi_970a_two_cards_both_skipped(tmp_path):
                   "[drm] Initialized amdgpu 3.18.0 20150101 for 0000:02:00.0 on minor 1")
     finding = only(diagnose(root), ATOMICS)
     assert finding.severity is Severity.ERROR
-    skipped = [t for t in texts(finding) if "PCI rejects atomics" in t]
+    skipped = [t for t in evidence_texts(finding) if "PCI rejects atomics" in t]
     assert len(skipped) == 2 and all(t.startswith("/var/log/kern.log:") for t in skipped)
     assert "newer CPU/mainboard" in steps_of(finding)
 
@@ -102,8 +97,8 @@ def test_legacy_364_h270_second_card_on_chipset_slot(tmp_path):
     drop_kfd_node(root, "0000:02:00.0")
     sc.kernel_log(root, "kfd kfd: added device 1002:67df", "kfd kfd: skipped device 1002:67df, PCI rejects atomics")
     finding = only(diagnose(root), ATOMICS)
-    assert [t for t in texts(finding) if "atomics" in t] == [
-        t for t in texts(finding) if t.endswith("kfd kfd: skipped device 1002:67df, PCI rejects atomics")]
+    assert [t for t in evidence_texts(finding) if "atomics" in t] == [
+        t for t in evidence_texts(finding) if t.endswith("kfd kfd: skipped device 1002:67df, PCI rejects atomics")]
     assert steps_of(finding).startswith("Move the card to an x16 slot wired directly to the CPU")
 
 
@@ -125,7 +120,7 @@ def test_legacy_1080_rocminfo_only_as_root_user_in_video(tmp_path):
     sc.session_groups(root, [4, 24, 27, 30, sc.VIDEO_GID, 46, 100, 114, sc.UID])
     finding = only(diagnose(root), GROUPS)
     assert finding.severity is Severity.ERROR and finding.subject == sc.USER
-    ev = texts(finding)
+    ev = evidence_texts(finding)
     assert any(t.startswith("/dev/kfd:") and "render" in t for t in ev)
     assert f"/etc/group:11: render:x:{sc.RENDER_GID}:ollama" in ev
     assert f"/proc/self/status:7: Uid:\t{sc.UID}\t{sc.UID}\t{sc.UID}\t{sc.UID}" in ev

@@ -18,7 +18,7 @@ from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
 from tests.support.python_envs import install_torch, make_venv, site_of
-from tests.support.reports import set_kernel
+from tests.support.reports import evidence_texts, set_kernel, steps_of
 from tests.support.scenarios import only_finding
 
 DEBIAN_OS_RELEASE = ('PRETTY_NAME="Debian GNU/Linux trixie/sid"\nNAME="Debian GNU/Linux"\nVERSION_CODENAME=trixie\n'
@@ -59,14 +59,6 @@ def dpkg_add(root: Path, name: str, version: str) -> None:
 def headers(root: Path, kver: str) -> None:
     (root / "usr/src" / f"linux-headers-{kver}").mkdir(parents=True, exist_ok=True)
     os.symlink(f"/usr/src/linux-headers-{kver}", root / "usr/lib/modules" / kver / "build")
-
-
-def steps_of(finding) -> str:
-    return "\n".join(finding.fix.steps)
-
-
-def evidence_texts(finding) -> list[str]:
-    return [str(e) for e in finding.evidence]
 
 
 # -- item 6: amdgpu-dkms that did not build or does not fit the kernel ------------------------------------------

@@ -183,3 +183,17 @@ def test_the_backend_merges_the_table(tmp_path):
     assert sample.pcie == {"speed_gts": 32.0, "width": 16}  # this dump has no max_link_* files
     data = sample.to_json()
     assert data["throttle"] == {"active": False, "reasons": []} and data["clocks_mhz"]["uclk"] == 1124
+
+
+@pytest.mark.parametrize("revision", gpu_metrics.REVISIONS)
+def test_the_used_fields_unpack_is_the_full_unpack_restricted(revision):
+    """The fast path unpacks only the fields read, skipping the rest: same values as the whole struct."""
+    import random
+
+    table = gpu_metrics.layout(revision)
+    rng = random.Random(sum(revision))
+    for _ in range(5):
+        data = bytes(rng.getrandbits(8) for _ in range(table.fmt.size))
+        full = table.fmt.unpack_from(data)
+        assert table.used_fmt.unpack_from(data) == tuple(full[i] for i, _, _ in table.used)
+    assert table.used_names == tuple(n for _, n, _ in table.used) and table.used_fmt.size <= table.fmt.size

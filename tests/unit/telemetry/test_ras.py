@@ -93,3 +93,25 @@ def test_link_width_text(text, width):
     from rocmdesk.telemetry.pcie import parse_width
 
     assert parse_width(text) == width
+
+
+def test_counters_are_read_again_after_the_interval_not_every_sample(tmp_path, monkeypatch):
+    from rocmdesk.telemetry.backends import sysfs
+
+    device = _mi300x(tmp_path)
+    (device / "ras").mkdir()
+    (device / "ras/umc_err_count").write_text("ue: 0\nce: 1\n")
+    clock = [1000.0]
+    monkeypatch.setattr(sysfs.time, "monotonic", lambda: clock[0])
+    backend = SysfsBackend(HostRoot(tmp_path / "root"))
+    first = backend.sample().gpus[0]
+    assert first.ras["uncorrectable"] == 0
+    (device / "ras/umc_err_count").write_text("ue: 2\nce: 1\n")
+    clock[0] += sysfs.RAS_INTERVAL_S / 2
+    second = backend.sample().gpus[0]
+    assert second.ras["uncorrectable"] == 0  # within the interval: the last reading
+    second.ras["blocks"]["umc"]["ue"] = 99  # each sample has its own copy
+    clock[0] += sysfs.RAS_INTERVAL_S
+    third = backend.sample().gpus[0]
+    assert third.ras["uncorrectable"] == 2 and third.ras["blocks"]["umc"] == {"ue": 2, "ce": 1}
+    assert first.ras["blocks"]["umc"]["ue"] == 0
