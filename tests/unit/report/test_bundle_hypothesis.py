@@ -43,7 +43,7 @@ FRAME_VALUES = st.dictionaries(st.sampled_from(["temperature_c", "power_w", "vra
 def members(draw):
     """(tar bytes of one member, its manifest entry or None)."""
     name = draw(NAMES)
-    kind = draw(st.sampled_from(KINDS + ["sparse", "history"]))
+    kind = draw(st.sampled_from([*KINDS, "sparse", "history"]))
     if kind == "sparse":
         size = draw(st.integers(1, 1 << 16))
         return hb.sparse_member(name, size), hb.file_entry(name, hb.sparse_data(size))
