@@ -501,6 +501,31 @@ def bundled_recordings() -> list[str]:
         return []
 
 
+MACHINE_SUFFIX = ".machine.tar.gz"
+
+
+def demo_machines() -> list[str]:
+    """Names of the demo machines shipped in resources/demo (NAME.machine.tar.gz, built by
+    tools/make_demo_machines.py): whole hosts packed as support bundles, so the demo diagnoses them and
+    never the computer it runs on (issue 10, item 5)."""
+    try:
+        return sorted(p.name.removesuffix(MACHINE_SUFFIX) for p in demo_dir().iterdir()
+                      if p.name.endswith(MACHINE_SUFFIX))
+    except OSError:
+        return []
+
+
+def machine_path(name: str) -> Path | None:
+    """The shipped bundle of the demo machine ``name``, None when this build has none by that name.
+
+    ``name`` is a name, never a path: "../x" or "/etc/x" is not looked up.
+    """
+    if not name or name != os.path.basename(name) or name.startswith("."):
+        return None
+    path = demo_dir() / f"{name}{MACHINE_SUFFIX}"
+    return path if path.is_file() else None
+
+
 def recording_path(name_or_path: str | os.PathLike[str]) -> Path:
     """A bundled recording's path by name, or the given path when it names a file."""
     text = os.fspath(name_or_path)
