@@ -56,7 +56,9 @@ from rocmdesk.report.redact import Redactor, redactor_for
 log = logging.getLogger(__name__)
 
 # -- limits -----------------------------------------------------------------------------------
-OPEN_MAX_MEMBERS = 100_000
+# Twice what capture writes (CAPTURE_MAX_MEMBERS); 20k members open in ~4 s, diagnose in ~7 s
+# (benchmarks/hostile_bundle.json), where 100k took over 30 s.
+OPEN_MAX_MEMBERS = 20_000
 OPEN_MAX_TOTAL_BYTES = 256 << 20  # uncompressed, headers included
 # What opening writes, counted at each file's real size: a sparse member stores a few bytes of a
 # 64 MiB file, so the stored-bytes limit alone let a 47 KB bundle write 2.7 GB (issue 11).

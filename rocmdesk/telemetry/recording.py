@@ -135,51 +135,58 @@ def _reasons(value: Any) -> dict[str, str]:
 
 
 def _finite(value: Any, low: float, high: float) -> bool:
-    return (not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-            and low <= value <= high)
+    """A JSON number (not a bool) within [low, high]; NaN and inf fail the comparison."""
+    kind = type(value)
+    return (kind is float or kind is int) and low <= value <= high
+
+
+def _garbage(value: Any) -> str:
+    return f"garbage value {str(value)[:40]!r} in the recording"
 
 
 def checked_entry(entry: dict[str, Any]) -> dict[str, Any]:
     """A recorded GPU reading with every value of the wrong type or range dropped, the reason noted
     (a string temperature, 2^70 bytes, NaN watts): readers (samples, charts) show N/A, never crash.
 
-    Done once when a recording is read, so every consumer of its frames sees checked values."""
-    out = dict(entry)
-    unavailable = _reasons(entry.get("unavailable"))
-    for key in _TEMPERATURE_MAPS:
-        if key not in entry:
+    Done once when a recording is read, so every consumer of its frames sees checked values; a
+    reading that is already clean (the usual case: 86 400 frames of them) is returned as it is."""
+    fixes: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    for key, value in entry.items():
+        if value is None:
             continue
-        temps = entry[key]
-        kept: dict[str, float] = {}
-        if isinstance(temps, dict):
-            for label, value in list(temps.items())[:64]:
-                if not isinstance(label, str):
-                    continue
-                if _finite(value, -MAX_CELSIUS, MAX_CELSIUS):
-                    kept[label] = float(value)
+        if key in _SCALARS:
+            if key in _TEXT_METRICS:
+                good = type(value) is str and len(value) <= 64
+            elif key in _INT_METRICS:
+                good = _finite(value, 0, MAX_INT) and (type(value) is int or value.is_integer())
+                if good and type(value) is float:
+                    fixes[key] = int(value)
+            else:
+                good = _finite(value, 0, MAX_INT)
+            if not good:
+                fixes[key] = None
+                reasons[key] = _garbage(value)
+        elif key in _TEMPERATURE_MAPS:
+            if type(value) is dict and len(value) <= 64 and all(
+                    _finite(v, -MAX_CELSIUS, MAX_CELSIUS) for v in value.values()):
+                continue
+            kept: dict[str, float] = {}
+            for label, v in list(value.items())[:64] if isinstance(value, dict) else ():
+                if _finite(v, -MAX_CELSIUS, MAX_CELSIUS):
+                    kept[label] = float(v)
                 elif key == "temperature_c":
-                    unavailable[f"temperature_c.{label}"] = f"garbage value {str(value)[:40]!r} in the recording"
-        out[key] = kept
-    for key in SCALAR_METRICS:
-        if entry.get(key) is None:
-            continue
-        value = entry[key]
-        if key in _TEXT_METRICS:
-            good = isinstance(value, str) and len(value) <= 64
-        elif key in _INT_METRICS:
-            good = _finite(value, 0, MAX_INT) and float(value).is_integer()
-            value = int(value) if good else value
-        else:
-            good = _finite(value, 0, MAX_INT)
-            value = float(value) if good else value
-        if good:
-            out[key] = value
-        else:
-            out[key] = None
-            unavailable[key] = f"garbage value {str(value)[:40]!r} in the recording"
-    if unavailable or "unavailable" in entry:
-        out["unavailable"] = unavailable
+                    reasons[f"temperature_c.{label}"] = _garbage(v)
+            fixes[key] = kept
+    if not fixes and "unavailable" not in entry:
+        return entry
+    out = {**entry, **fixes}
+    if reasons or "unavailable" in entry:
+        out["unavailable"] = {**_reasons(entry.get("unavailable")), **reasons}
     return out
+
+
+_SCALARS = frozenset(SCALAR_METRICS)
 
 
 def _gpu_info(data: Any) -> GpuInfo:
@@ -490,6 +497,31 @@ def bundled_recordings() -> list[str]:
         return sorted(p.name.removesuffix(SUFFIX) for p in folder.iterdir() if p.name.endswith(SUFFIX))
     except OSError:
         return []
+
+
+MACHINE_SUFFIX = ".machine.tar.gz"
+
+
+def demo_machines() -> list[str]:
+    """Names of the demo machines shipped in resources/demo (NAME.machine.tar.gz, built by
+    tools/make_demo_machines.py): whole hosts packed as support bundles, so the demo diagnoses them and
+    never the computer it runs on (issue 10, item 5)."""
+    try:
+        return sorted(p.name.removesuffix(MACHINE_SUFFIX) for p in demo_dir().iterdir()
+                      if p.name.endswith(MACHINE_SUFFIX))
+    except OSError:
+        return []
+
+
+def machine_path(name: str) -> Path | None:
+    """The shipped bundle of the demo machine ``name``, None when this build has none by that name.
+
+    ``name`` is a name, never a path: "../x" or "/etc/x" is not looked up.
+    """
+    if not name or name != os.path.basename(name) or name.startswith("."):
+        return None
+    path = demo_dir() / f"{name}{MACHINE_SUFFIX}"
+    return path if path.is_file() else None
 
 
 def recording_path(name_or_path: str | os.PathLike[str]) -> Path:

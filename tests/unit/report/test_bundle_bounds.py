@@ -284,3 +284,15 @@ def test_capture_keeps_only_the_history_opening_accepts(monkeypatch):
     text, _minutes = history_text(rec, minutes=1e6)
     back = parse_lines(text.splitlines(), "h")
     assert len(back.frames) == 20 and back.frames[-1].t == 19.0
+
+
+def test_history_past_the_real_frame_limit_is_dropped_quickly(tmp_path, tmp_dir):
+    """The issue's 1.4 M frames: reading stops at the limit (86 400) with a message naming it."""
+    import time
+
+    head = hb.history_lines(1).decode().splitlines()[0]
+    body = "\n".join(f'{{"t":{t},"gpus":[{{}}]}}' for t in range(recording_mod.MAX_FRAMES + 1))
+    with _open(tmp_path, tmp_dir, _history_bundle((head + "\n" + body + "\n").encode())) as opened:
+        t0 = time.perf_counter()
+        assert opened.history is None and "more than 86400 frames" in opened.history_error
+        assert time.perf_counter() - t0 < 20
