@@ -283,7 +283,8 @@ class TuningTab(QtWidgets.QWidget):
             return
         self.empty_state.setVisible(False)
         self.controls.setVisible(True)
-        self.tuning_box.setTitle("Tuning (lost at reboot)")
+        self.tuning_box.setTitle("Tuning (read-only: the demo machine's recorded settings)" if self.read_only
+                                 else "Tuning (lost at reboot)")
         notes = list(state.notes) if state else []
         if self.read_only:
             notes.insert(0, f"Read-only: the settings recorded on {self.target.whose()}. Apply is off because "

@@ -172,6 +172,7 @@ def test_demo_tuning_shows_the_recorded_sysfs_read_only(open_window, qtbot):
     assert not tab.apply_button.isEnabled() and not tab.reset_button.isEnabled()
     assert not tab.cap_slider.isEnabled() and not tab.profile_combo.isEnabled()
     assert "Read-only" in tab.notice.text() and MACHINE in tab.notice.text()
+    assert tab.tuning_box.title().startswith("Tuning (read-only")
 
 
 def test_help_menu_switches_demo_machines(open_window, qtbot, monkeypatch):
