@@ -13,7 +13,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 from rocmdesk.host import HostRoot
 from rocmdesk.telemetry.backends.base import Backend, BackendError
@@ -305,7 +305,7 @@ def _compute_cell(p: ProcessUse, notes: _ProcessNotes) -> str:
     return notes.mark("cu_occupancy_percent", reason, p.pid)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
