@@ -19,11 +19,11 @@ import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not imported at run time: `rocmdesk sample` starts faster
 if TYPE_CHECKING:
     import subprocess
+    from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +168,7 @@ class HostRoot:
         pending.reverse()
         parts: list[str] = []
         links = 0
+        base = self.root.rstrip("/")  # the analyst-side path of ``parts``, kept in step with it
         while pending:
             name = pending.pop()
             if name == ".":
@@ -175,18 +176,21 @@ class HostRoot:
             if name == "..":
                 if parts:
                     parts.pop()
+                    base = self.root.rstrip("/") + "".join("/" + p for p in parts)
                 continue
-            candidate = os.path.join(self.root, *parts, name)
+            candidate = f"{base}/{name}"
             try:
                 target = os.readlink(candidate)
             except OSError:
                 parts.append(name)
+                base = candidate
                 continue
             links += 1
             if links > MAX_SYMLINKS:
                 raise HostReadError(ReadFailure.LOOP, "/" + "/".join([*parts, name]))
             if target.startswith("/"):
                 parts = []
+                base = self.root.rstrip("/")
             extra = [p for p in target.split("/") if p]
             pending.extend(reversed(extra))
         return "/" + "/".join(parts)
@@ -604,8 +608,8 @@ def runner_for(root: HostRoot) -> CommandRunner:
     """
     if root.is_live:
         return CommandRunner()
-    recorded = Path(root.join("rocmdesk/commands.json"))
-    if recorded.is_file():
+    recorded = root.join("rocmdesk/commands.json")  # a str: pathlib costs a sample a few ms to import
+    if os.path.isfile(recorded):
         try:
             return RecordedRunner.load(recorded)
         except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:  # Recursion: JSON too deep

@@ -27,6 +27,15 @@ Sources (looked up 2026-12-02; keep in step when adding rows):
   gfx900, gfx906, gfx908, gfx90a, gfx942 and no gfx1010 (RX 5700 XT: "HIP error: invalid device function").
 - [TI] the per-target wheel bounds documented in rocmdesk/diagnosis/torch_index.py (PyTorch PRs #141667, #147761,
   #148562, #167299, #179653; astral-sh/uv #14086; pytorch #179865).
+- [V4557] ROCm/legacy-rocm-build#4557 (780M, ComfyUI), AMD (schung-amd): gfx1102 and gfx1103 have fewer VGPRs than
+  gfx1100/gfx1101, so with HSA_OVERRIDE_GFX_VERSION=11.0.0 "some workloads may invoke a kernel which requires more
+  VGPRs than are available"; the reporter's runs hung. ROCm/TheRock#1184 (780M, TheRock rocm+torch wheels): with
+  11.0.0 "using pytorch ... hangs the system"; ROCm/rocm-libraries#6320: 11.0.0 "causes GPU page faults and hard
+  hangs on gfx1103 hardware".
+- [R5954] ROCm/TheRock#5954 (ScottTodd, AMD): TheRock's multi-arch wheels, ``pip install --index-url
+  https://rocm.nightlies.amd.com/whl-multi-arch/ "torch[device-gfx1103]" "torchvision[device-gfx1103]"``;
+  ROCm/legacy-rocm-build#5815 (AMD): "we have gfx1103 (780M) support via TheRock"; ROCm/TheRock#1939: llama.cpp built
+  against TheRock's gfx110X-all ROCm runs on a Ryzen 7940HS (780M).
 - [ROCT104] ROCm/ROCT-Thunk-Interface PR #104 "Allow overriding gfx version per-node" (HSA_OVERRIDE_GFX_VERSION_<node>)
   and kentrussell in ROCm/legacy-rocm-build#5069: "This feature got merged back in ROCm 6.2".
 """
@@ -68,6 +77,10 @@ class TargetRow:
     torch_first: str | None = None  # oldest PyTorch index with code for it ("" = every index rocmdesk knows)
     torch_last: str | None = None  # newest PyTorch index with code for it (None = no ceiling)
     override: str | None = None  # same-family HSA_OVERRIDE_GFX_VERSION people use when it is unsupported
+    # overrides that run another target's code and are reported to hang or fault this one (never to be proposed),
+    # with why, in words
+    unsafe_overrides: tuple[str, ...] = ()
+    unsafe_why: str = ""
     what_works: str = ""  # for an unsupported target: what does work, in words
     sources: tuple[str, ...] = field(default=())
 
@@ -158,10 +171,18 @@ TABLE: tuple[TargetRow, ...] = (
               what_works=("PyTorch's rocm6.2.4 and newer wheels carry gfx1102 kernels; elsewhere the same-family "
                           "override HSA_OVERRIDE_GFX_VERSION=11.0.0"),
               sources=("TI",)),
-    TargetRow("gfx1103", "RDNA3", "Radeon 780M / 760M / 740M (Phoenix APU)", torch_first="rocm7.14", override="11.0.0",
-              what_works=("the same-family override HSA_OVERRIDE_GFX_VERSION=11.0.0; PyTorch's rocm7.14 wheels "
-                          "carry gfx1103 kernels"),
-              sources=("I3059", "TI")),
+    # no override: 11.0.0 runs gfx1100 kernels that can need more registers than gfx1103 has, and hung the reporters'
+    # machines [V4557]; what worked is software built with gfx1103 code [R5954][TI]
+    TargetRow("gfx1103", "RDNA3", "Radeon 780M / 760M / 740M (Phoenix APU)", torch_first="rocm7.14",
+              unsafe_overrides=("11.0.0", "11.0.1"),
+              unsafe_why=("gfx1100/gfx1101 kernels can need more vector registers than gfx1103 has (AMD, "
+                          "ROCm/legacy-rocm-build#4557); with it PyTorch hung the 780M and the whole system "
+                          "(ROCm/TheRock#1184, ROCm/rocm-libraries#6320)"),
+              what_works=("software built with gfx1103 code: PyTorch's rocm7.14 wheels (torch 2.14), or TheRock's "
+                          "wheels (`pip install --index-url https://rocm.nightlies.amd.com/whl-multi-arch/ "
+                          "\"torch[device-gfx1103]\" \"torchvision[device-gfx1103]\"`); llama.cpp built for gfx1103, "
+                          "or its Vulkan backend. Not HSA_OVERRIDE_GFX_VERSION=11.0.0 for PyTorch: it hangs this GPU"),
+              sources=("I3059", "TI", "V4557", "R5954")),
     TargetRow("gfx1150", "RDNA3.5", "Radeon 890M / 880M (Strix Point APU)", torch_first="rocm7.1",
               what_works="PyTorch's rocm7.1 and newer wheels, built with ROCm 7 for this target",
               sources=("TI",)),
@@ -200,6 +221,13 @@ def is_supported(target: str, release: str | None = None) -> bool:
 def same_family_override(target: str) -> str | None:
     row = BY_TARGET.get(target)
     return row.override if row else None
+
+
+def unsafe_override(target: str, value: str) -> str | None:
+    """Why ``value`` must not be used as HSA_OVERRIDE_GFX_VERSION on ``target``, or None when it is not known to
+    hang or fault it."""
+    row = BY_TARGET.get(target)
+    return row.unsafe_why if row and value in row.unsafe_overrides else None
 
 
 def products(target: str) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from rocmdesk import __version__
 from rocmdesk.host import HostRoot
+from rocmdesk.report.svg_charts import CHARTS, series_of
 from rocmdesk.telemetry.discovery import discover_gpus
 from rocmdesk.wording import NA, recorded_text
 
@@ -162,8 +163,6 @@ def build_report(root: HostRoot, *, diagnosis: Any = None, history: Any = None, 
 
 def history_stats(recording: Any) -> list[tuple[str, str, str, str, str]]:
     """(GPU, metric, min, mean, max) over the recorded window, for text reports."""
-    from rocmdesk.report.charts import CHARTS, series_of
-
     if recording is None or not recording.frames:
         return []
     out = []

@@ -1,19 +1,18 @@
-"""The report as one self-contained HTML file: inline CSS, graphs as data: PNGs, no script.
+"""The report as one self-contained HTML file: inline CSS, graphs as inline SVG, no script.
 
 It must open anywhere (a support mailbox, an air-gapped lab), so it loads nothing from outside:
-no fonts, no scripts, no remote images. Every value from the machine is HTML-escaped.
+no fonts, no scripts, no images at all. Every value from the machine is escaped (the SVG text too).
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import time
 from collections.abc import Callable
 
-from rocmdesk.report.charts import history_charts
 from rocmdesk.report.data import PROCESS_USE_HEADERS, ReportData, process_use_texts, window_text
 from rocmdesk.report.finding_view import FindingView, finding_view
+from rocmdesk.report.svg_charts import chart_svg, history_charts
 from rocmdesk.wording import NA, fmt_bytes
 
 CSS = """
@@ -25,7 +24,7 @@ border-bottom:1px solid #e6e6e6;vertical-align:top}th{background:#f5f5f5}
 .error{border-color:#d62728}.warning{border-color:#ff7f0e}.info{border-color:#1f77b4}
 .sev{font-weight:600;text-transform:uppercase;font-size:12px;letter-spacing:.05em}
 code{background:#f0f0f0;padding:1px 4px;border-radius:3px;font-size:13px}
-img.chart{display:block;max-width:100%;margin:8px 0 16px;border:1px solid #eee}
+svg.chart{display:block;max-width:100%;height:auto;margin:8px 0 16px;border:1px solid #eee}
 .note{background:#fff6d6;border:1px solid #e8d48a;padding:6px 10px;border-radius:4px}
 .pass{color:#2c7a2c}.fail{color:#d62728}.skip{color:#777}.errorstatus{color:#d62728}
 """
@@ -63,8 +62,7 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
-        "style-src 'unsafe-inline'\">",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         f"<title>rocmdesk report: {_e(report.headline())}</title><style>{CSS}</style></head><body>",
         "<h1>rocmdesk report</h1>",
         f'<p class="meta">{_e(report.headline())} {_e(report.provenance())} Generated {_e(when)} by '
@@ -97,9 +95,7 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
     if report.telemetry_note():
         parts.append(f'<p class="note"><b>{_e(report.telemetry_note())}</b></p>')
     if report.history is not None and report.history.frames:
-        for title, png in history_charts(report.history, width=chart_width):
-            data = base64.b64encode(png).decode("ascii")
-            parts.append(f'<img class="chart" alt="{_e(title)} graph" src="data:image/png;base64,{data}">')
+        parts += [chart_svg(chart, chart_width, 300, xmlns=False) for chart in history_charts(report.history)]
     if report.processes:
         parts += ["<h2>Processes</h2>", _table(
             ["PID", "Name", "GPU", "VRAM", *PROCESS_USE_HEADERS, "Command line"],

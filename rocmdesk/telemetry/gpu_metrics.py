@@ -123,7 +123,7 @@ THROTTLE_BITS = {
 
 # The fields the readings come from; the rest (XGMI and PCIe counters, per-engine activity, timestamps…)
 # are unpacked but not looked at, which keeps a decode near the cost of the unpack itself.
-_USED = re.compile(
+_USED_PATTERN = (
     r"(temperature_(edge|hotspot|mem|vrgfx|vrsoc|vrmem|hbm\d|gfx|soc|core\d+|skin)"
     r"|(average|curr)_socket_power|average_(cpu|soc|gfx|apu|dgpu|all_core|ipu|sys)_power"
     r"|average_(gfx|umc)_activity|current_fan_speed|pcie_link_(width|speed)|energy_accumulator"
@@ -171,8 +171,9 @@ def _build(spec: str, expected_size: int) -> Layout:
     tail = -offset % max_align
     if tail:
         fmt.append(f"{tail}x")
+    wanted = re.compile(_USED_PATTERN)  # compiled here, not at import: `rocmdesk sample` pays for it once
     used = tuple((n + 3, name, none) for n, (name, none) in enumerate(zip(names, sentinels, strict=True))
-                 if _USED.fullmatch(name))
+                 if wanted.fullmatch(name))
     used_fmt, at = ["<"], 0
     for index, _name, _none in used:
         where, code = places[index - 3]

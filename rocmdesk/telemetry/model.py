@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: `rocmdesk sample` starts faster
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class GpuKind(enum.Enum):

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from rocmdesk import host
+
+TYPE_CHECKING = False  # typing is not imported at run time: `rocmdesk sample` starts faster
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_COUNT = (1 << 63) - 1
 MAX_BAD_PAGE_BYTES = 1 << 20  # ~35 bytes a line: far more pages than any threshold allows

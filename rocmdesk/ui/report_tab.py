@@ -3,7 +3,8 @@
 The tab says where each part comes from: in demo mode the telemetry and processes are a demo
 recording while the system summary and the diagnosis are of *this* computer, and both the panel
 at the top and every exported format say so. The report is shown rendered (findings as cards,
-tables, the graphs the HTML export embeds); the Markdown tab shows exactly what "Copy" gives.
+tables, the graphs the HTML export embeds, drawn from the same SVG by QtSvg in the window's theme and
+at the screen's pixel density); the Markdown tab shows exactly what "Copy" gives.
 
 "Capture bundle…" first shows exactly what will be shared (the manifest preview), then asks
 where to save; "Save report…" writes HTML (graphs embedded) or Markdown; "Copy as Markdown"
@@ -20,8 +21,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
+from rocmdesk.report.svg_charts import Chart, ChartStyle, chart_svg, history_charts
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import NA, fmt_bytes
@@ -30,6 +32,8 @@ log = logging.getLogger(__name__)
 
 HISTORY_SECONDS = 60 * 60  # the report and the bundle carry the last hour at most
 CHART_WIDTH = 900
+CHART_HEIGHT = 260
+CHART_PIECE_POINTS = 9  # polylines in pieces: QtSvg draws them 4x faster (see chart_svg)
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,7 @@ class ReportTab(QtWidgets.QWidget):
         self.preview_dialog: QtWidgets.QDialog | None = None
 
         self.provenance = provenance_of(ctx)
-        self.charts: list[tuple[str, bytes]] = []
+        self.charts: list[Chart] = []
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(8)
@@ -193,17 +197,14 @@ class ReportTab(QtWidgets.QWidget):
         processes = self._processes()
         root = self.ctx.root
         p = self.provenance
-        scale = 2 if self.devicePixelRatioF() > 1 else 1  # charts as crisp as the screen shows them
 
-        def build() -> tuple[Any, list[tuple[str, bytes]]]:
-            from rocmdesk.report.charts import history_charts
-
+        def build() -> tuple[Any, list[Chart]]:
             report = build_report(root, history=recording, source=p.system, processes=processes,
                                   telemetry_source=p.telemetry)
             charts = []
             if report.history is not None and report.history.frames:
                 try:
-                    charts = history_charts(report.history, width=CHART_WIDTH, height=260, scale=scale)
+                    charts = history_charts(report.history)
                 except Exception:  # the report without graphs is still worth showing
                     log.exception("graphs for the report preview failed")
             return report, charts
@@ -251,17 +252,21 @@ class ReportTab(QtWidgets.QWidget):
         if self.report is None:
             return
         doc = self.preview.document()
+        pal = theme.current()
+        style = chart_style(pal, self.preview.font().family())
+        ratio = max(1.0, self.preview.devicePixelRatioF())  # as many pixels as the screen shows: never soft
         names = []
-        for index, (_title, png) in enumerate(self.charts):
-            name = f"rocmdesk-chart-{index}.png"
-            image = QtGui.QImage.fromData(png, "PNG")
+        for index, chart in enumerate(self.charts):
+            name = f"rocmdesk-chart-{index}"
+            svg = chart_svg(chart, CHART_WIDTH, CHART_HEIGHT, style, max_points=CHART_PIECE_POINTS)
+            image = svg_image(svg, CHART_WIDTH, CHART_HEIGHT, ratio)
             if image.isNull():
+                log.warning("the %s graph did not render", chart.title)
                 continue
-            image.setDevicePixelRatio(max(1.0, image.width() / CHART_WIDTH))
             doc.addResource(QtGui.QTextDocument.ResourceType.ImageResource, QtCore.QUrl(name), image)
             names.append(name)
         scroll = self.preview.verticalScrollBar().value()
-        self.preview.setHtml(preview_html(self.report, theme.current(), names))
+        self.preview.setHtml(preview_html(self.report, pal, names))
         self.preview.verticalScrollBar().setValue(scroll)
 
     def apply_theme(self) -> None:
@@ -404,6 +409,28 @@ class ReportTab(QtWidgets.QWidget):
 
 
 # -- the rendered preview (Qt's rich-text subset: tables for layout, no CSS borders on blocks) ---------
+
+
+def chart_style(pal: theme.Palette, font_family: str) -> ChartStyle:
+    """The report graphs in the window's colours: its text, grid and GPU line colours (those of the
+    Graphs tab), on no background of their own, so the dark theme shows dark graphs."""
+    return ChartStyle(text=pal.text, muted=pal.muted, grid=pal.grid, axis=pal.muted, background=None,
+                      series=theme.SERIES_COLORS, font_family=font_family or "sans-serif")
+
+
+def svg_image(svg: str, width: int, height: int, ratio: float) -> QtGui.QImage:
+    """SVG text drawn by QtSvg at ``ratio`` device pixels per logical pixel (a null image if it is not SVG)."""
+    renderer = QtSvg.QSvgRenderer(QtCore.QByteArray(svg.encode("utf-8")))
+    if not renderer.isValid():
+        return QtGui.QImage()
+    image = QtGui.QImage(round(width * ratio), round(height * ratio), QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QtCore.Qt.GlobalColor.transparent)
+    painter = QtGui.QPainter(image)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+    renderer.render(painter, QtCore.QRectF(0, 0, image.width(), image.height()))
+    painter.end()
+    image.setDevicePixelRatio(ratio)
+    return image
 
 
 def _capital(text: str) -> str:

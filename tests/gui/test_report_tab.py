@@ -36,7 +36,7 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     from PySide6 import QtCore
 
     image = tab.preview.document().resource(QtGui.QTextDocument.ResourceType.ImageResource,
-                                            QtCore.QUrl("rocmdesk-chart-0.png"))
+                                            QtCore.QUrl("rocmdesk-chart-0"))
     assert image is not None and not image.isNull()
     assert "### Telemetry" in tab.markdown and "samples over" in tab.markdown
     tab.copy_button.click()
@@ -46,7 +46,7 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     tab.save_path_provider = lambda *_a: str(html_path)
     tab.save_button.click()
     saved = html_path.read_text()
-    assert saved.count("data:image/png;base64,") == 4
+    assert saved.count("<svg class=\"chart\"") == 4 and "data:image" not in saved
     assert "System and diagnosis: this machine" in saved and "Telemetry and processes: demo recording" in saved
 
     bundle_path = tmp_path / "b.tar.gz"

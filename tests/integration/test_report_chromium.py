@@ -1,4 +1,4 @@
-"""The HTML report renders in a real browser (Debian's chromium, headless) and shows the graphs."""
+"""The HTML report renders in a real browser (Debian's chromium, headless) and shows the inline SVG graphs."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from rocmdesk.host import HostRoot
-from rocmdesk.report.charts import PALETTE
 from rocmdesk.report.data import build_report
 from rocmdesk.report.html import render_html
+from rocmdesk.report.svg_charts import PALETTE
 from rocmdesk.telemetry.recording import load_recording
 from tests.unit.report.workstation import make_workstation
 
@@ -78,10 +78,11 @@ def test_html_report_renders_with_graphs_in_headless_chromium(tmp_path):
     pixels = read_png(shot.read_bytes())
     assert pixels.shape[1] == 1280
     assert pixels.std() > 10, "the screenshot is blank"
-    # the graphs' line colours appear in quantity: the data: PNGs were decoded and drawn
+    # the graphs' line colours appear in quantity: the inline SVG was drawn
+    rgb = [tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in PALETTE]
     near = lambda color: (np.abs(pixels.astype(int) - color).sum(axis=2) < 30)  # noqa: E731
-    counts = [int(near(c).sum()) for c in PALETTE]
+    counts = [int(near(c).sum()) for c in rgb]
     assert sum(c > 300 for c in counts) >= 6, counts
-    rows = np.nonzero(near(PALETTE[0]).any(axis=1))[0]
+    rows = np.nonzero(near(rgb[0]).any(axis=1))[0]
     chart_area = pixels[rows.min():rows.max() + 1]
     assert chart_area.std() > 20

@@ -86,6 +86,12 @@ def set_kernel(root: Path, kver: str) -> None:
     sc.write(root, "/proc/cmdline", cmdline)
 
 
+def without_ollama(root: Path) -> None:
+    """No ollama.service and no ollama process: for reporters whose GPU program is something else."""
+    (root / "etc/systemd/system/ollama.service").unlink()
+    shutil.rmtree(root / "proc/2345")
+
+
 def drop_kfd_node(root: Path, pci: str = sc.GPU_PCI) -> None:
     """Remove the KFD topology node of the GPU at ``pci``: amdgpu drives it, but KFD did not add it."""
     from tests.support.sysfs_tree import location_id

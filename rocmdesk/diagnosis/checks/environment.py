@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 
+from rocmdesk.diagnosis import rocm_support
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.env_settings import EnvSetting
 from rocmdesk.diagnosis.facts import HostFacts
@@ -20,6 +21,7 @@ from rocmdesk.diagnosis.gfx import (
     parse_override,
     suggested_override,
 )
+from rocmdesk.diagnosis.gpu_select import visible_devices_value
 from rocmdesk.diagnosis.model import Evidence, Severity
 from rocmdesk.diagnosis.override_plan import mixed_plan, right_value
 from rocmdesk.diagnosis.pci_kfd import GpuFact
@@ -131,6 +133,10 @@ def hsa_override_mismatch(ctx):
         if not targets:
             fine.append(f"{s.name}={s.value} ({s.scope}): no GPU gfx target known to compare with")
             continue
+        unsafe = _unsafe_finding(facts, s, version, targets)
+        if unsafe is not None:
+            outcomes.append((s.name, unsafe))
+            continue
         wrong = [g for g in targets if g.gfx != version and g.gfx.family != version.family]
         if not m and wrong and len(wrong) < len(targets):
             # right for some GPUs, wrong for others: never move the value to another GPU's (issue 12, item 1)
@@ -162,6 +168,38 @@ def hsa_override_mismatch(ctx):
         outcomes.append((s.name, Failed(evidence=[setting_evidence(s)], subject=s.scope, details=" ".join(lines),
                                         fix_steps=change_steps(s, wanted))))
     return merge_by_variable(outcomes) or Passed("; ".join(fine))
+
+
+def _unsafe_finding(facts: HostFacts, s: EnvSetting, version: GfxVersion, targets: list[GpuFact]) -> Failed | None:
+    """A same-family value known to hang or fault one of the GPUs it applies to (11.0.0 on a gfx1103:
+    ROCm/TheRock#1184), which the family rule alone calls fine."""
+    if "ollama" in s.scope.lower():
+        # Ollama's own 780M guide (ollama/ollama PR #5426) and field reports (Crosstalk-Solutions/project-nomad
+        # PR #1134: 11.0.0 "restores full GPU offload") say it runs there; the hangs are PyTorch's
+        return None
+    value = version.override_string
+    hit = [(g, why) for g in targets if g.gfx and (why := rocm_support.unsafe_override(g.gfx.target, value))]
+    if not hit:
+        return None
+    gpu, why = hit[0]
+    assert gpu.gfx is not None
+    row = rocm_support.row_of(gpu.gfx.target)
+    works = row.what_works if row else ""
+    steps = [*change_steps(s, None)]
+    others = [g for g in targets if g not in [h for h, _ in hit]]
+    if others:
+        hide = visible_devices_value(facts, others)
+        keep = ", ".join(_describe(g) for g in others)
+        steps.append(f"If {keep} needs {s.name}={s.value}, set it for that GPU only "
+                     f"(`{s.name}_<KFD node id>`, ROCm {rocm_support.PER_NODE_OVERRIDE_SINCE} or newer)"
+                     + (f", or hide {gpu.gfx.target} from ROCm programs with `ROCR_VISIBLE_DEVICES={hide[0]}` "
+                        f"({hide[1]})" if hide else "") + ".")
+    if works:
+        steps.append(f"What works on {gpu.gfx.target}: {works}.")
+    return Failed(evidence=[setting_evidence(s)], subject=s.scope, severity=Severity.WARNING,
+                  title=f"{s.name}={s.value} can hang {gpu.gfx.target}",
+                  details=f"{s.name}={s.value} makes GPU {_describe(gpu)} run {version.target} code, and {why}.",
+                  fix_steps=tuple(steps))
 
 
 def merge_by_variable(named: list[tuple[str, Failed]]) -> list[Failed]:

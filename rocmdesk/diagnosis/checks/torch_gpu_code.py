@@ -113,7 +113,9 @@ def torch_no_code_for_gpu(ctx):
             target = gpu.gfx.target
             if not _missing(target, code):
                 continue
-            covered = [s for t, s in overrides if not _missing(t, code)]
+            # an override known to hang this GPU covers nothing (11.0.0 on a gfx1103: ROCm/TheRock#1184)
+            covered = [s for t, s in overrides if not _missing(t, code)
+                       and not rocm_support.unsafe_override(target, s.value.strip())]
             if covered:
                 continue  # runs another target's code through the override (hsa-override-mismatch judges it)
             lacking.append(gpu)

@@ -9,6 +9,7 @@ from rocmdesk.diagnosis.etc_parsers import parse_env_assignments, parse_environ,
 from rocmdesk.diagnosis.gfx import GfxVersion, parse_override
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
+from tests.support.scenarios import only_finding
 
 MISMATCH = "hsa-override-mismatch"
 SUGGESTED = "hsa-override-suggested"
@@ -163,7 +164,7 @@ def test_same_family_override_on_unsupported_card_passes(root):
 
 
 @pytest.mark.parametrize("packed,device,suggestion", [(100301, 0x73DF, "10.3.0"), (100302, 0x73FF, "10.3.0"),
-                                                      (110002, 0x7480, "11.0.0"), (110003, 0x15BF, "11.0.0")])
+                                                      (110002, 0x7480, "11.0.0")])
 def test_override_suggested(root, packed, device, suggestion):
     sc.replace_gpu(root, packed, device)
     result = sc.run_check(root, SUGGESTED)
@@ -172,6 +173,15 @@ def test_override_suggested(root, packed, device, suggestion):
     assert finding.severity is Severity.INFO
     assert f"HSA_OVERRIDE_GFX_VERSION={suggestion}" in finding.fix.steps[0]
     assert finding.evidence[0].path == "/sys/class/kfd/kfd/topology/nodes/1/properties"
+
+
+def test_no_override_is_suggested_where_it_hangs_the_gpu(root):
+    """gfx1103 (780M): 11.0.0 hung the system in ROCm/TheRock#1184, so it is never proposed."""
+    sc.replace_gpu(root, 110003, 0x15BF)
+    assert sc.run_check(root, SUGGESTED).status is Status.PASS
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="11.0.0")
+    finding = only_finding(sc.run_check(root, MISMATCH))
+    assert finding.title == "HSA_OVERRIDE_GFX_VERSION=11.0.0 can hang gfx1103"
 
 
 def test_suggestion_per_node_on_mixed_machine(root):

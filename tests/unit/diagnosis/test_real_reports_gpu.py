@@ -16,7 +16,16 @@ import pytest
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
-from tests.support.reports import Gpu, diagnose, drop_kfd_node, evidence_texts, only, reporter_machine, steps_of
+from tests.support.reports import (
+    Gpu,
+    diagnose,
+    drop_kfd_node,
+    evidence_texts,
+    only,
+    reporter_machine,
+    steps_of,
+    without_ollama,
+)
 from tests.support.scenarios import only_finding
 
 KFD = "kfd-gpu-not-listed"
@@ -206,9 +215,10 @@ def test_therock_1184_gfx110x_wheels_on_a_780m(tmp_path):
     """ROCm/TheRock#1184: Fedora 42, Ryzen 7 7840HS with Radeon 780M (gfx1103), TheRock's rocm+torch pip packages
     (ROCm 7.0.0rc20250803): "RuntimeError: HIP error: invalid device function"; `rocm-sdk targets` says
     gfx1100;gfx1101;gfx1102; HSA_OVERRIDE_GFX_VERSION=11.0.0 makes the system hang. What helps: wheels that carry
-    gfx1103. Assumed: the venv is the workstation's ComfyUI venv on Python 3.12, the torch version
-    2.7.0a0+rocm7.0.0rc20250803, TheRock's library wheel laid out as _rocm_sdk_libraries_gfx110X_dgpu, PCI id
-    1002:15BF, no override set."""
+    gfx1103 (TheRock's multi-arch `torch[device-gfx1103]`, ROCm/TheRock#5954; PyTorch's rocm7.14). rocmdesk used to
+    propose exactly that 11.0.0 (hsa-override-suggested); now no check does. Assumed: the venv is the workstation's
+    ComfyUI venv on Python 3.12, the torch version 2.7.0a0+rocm7.0.0rc20250803, TheRock's library wheel laid out as
+    _rocm_sdk_libraries_gfx110X_dgpu, PCI id 1002:15BF, no override set."""
     from tests.support.rocm_libs import tensile_folder
 
     root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x15BF)], rocm=None)
@@ -217,7 +227,13 @@ def test_therock_1184_gfx110x_wheels_on_a_780m(tmp_path):
     site = venv / "lib/python3.12/site-packages"
     tensile_folder(site / "_rocm_sdk_libraries_gfx110X_dgpu/lib/rocblas/library", ["gfx1100", "gfx1101", "gfx1102"])
     findings = diagnose(root)
-    assert set(findings) == {NOCODE, SUGGESTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    assert set(findings) == {NOCODE, UNSUPPORTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    every_step = "\n".join(steps_of(f) for fs in findings.values() for f in fs)
+    assert "Set `HSA_OVERRIDE_GFX_VERSION" not in every_step and "export HSA_OVERRIDE_GFX_VERSION" not in every_step
+    unsupported = findings[UNSUPPORTED][0]
+    assert unsupported.severity is Severity.WARNING and unsupported.title == "ROCm does not support gfx1103"
+    assert '"torch[device-gfx1103]"' in steps_of(unsupported)
+    assert "Not HSA_OVERRIDE_GFX_VERSION=11.0.0 for PyTorch: it hangs this GPU" in steps_of(unsupported)
     finding = findings[NOCODE][0]
     assert finding.severity is Severity.ERROR
     assert finding.title == "The installed PyTorch has no code for gfx1103"
@@ -229,6 +245,85 @@ def test_therock_1184_gfx110x_wheels_on_a_780m(tmp_path):
     assert "torchaudio is left out" in steps  # its last release (2.11) has no rocm7.14 wheel
     assert finding.fix.action == ("pip-reinstall-rocm-torch", "/home/alice/ComfyUI/venv",
                                   "https://download.pytorch.org/whl/rocm7.14")
+
+
+def test_therock_1184_the_11_0_0_override_that_hung_the_system_is_called_out(tmp_path):
+    """ROCm/TheRock#1184, the reporter's second attempt: "If I try to use the variable HSA_OVERRIDE_GFX_VERSION=11.0.0
+    then the device is recognized but using pytorch ... hangs the system". The override must not count as covering
+    the GPU (it runs gfx1100 code with more registers than gfx1103 has; AMD in ROCm/legacy-rocm-build#4557), and the
+    variable itself is called out with what worked instead. Assumed: the variable exported in ~/.bashrc (the thread
+    does not say where), no ollama service, the rest as in the test above."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x15BF)], rocm=None)
+    sc.write(root, "/etc/os-release", FEDORA42)
+    venv = comfy_env(root, "rocm", "2.7.0a0+rocm7.0.0rc20250803", py="3.12")
+    tensile_folder(venv / "lib/python3.12/site-packages/_rocm_sdk_libraries_gfx110X_dgpu/lib/rocblas/library",
+                   ["gfx1100", "gfx1101", "gfx1102"])
+    sc.append(root, "/home/alice/.bashrc", "export HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
+    without_ollama(root)
+    findings = diagnose(root)
+    assert set(findings) == {MISMATCH, NOCODE, UNSUPPORTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    finding = findings[MISMATCH][0]
+    assert finding.severity is Severity.WARNING
+    assert finding.title == "HSA_OVERRIDE_GFX_VERSION=11.0.0 can hang gfx1103"
+    assert "vector registers" in finding.explanation and "ROCm/TheRock#1184" in finding.explanation
+    assert any(t.startswith("/home/alice/.bashrc:") and "HSA_OVERRIDE_GFX_VERSION=11.0.0" in t
+               for t in evidence_texts(finding))
+    steps = steps_of(finding)
+    assert "remove `HSA_OVERRIDE_GFX_VERSION=11.0.0`" in steps
+    assert "https://rocm.nightlies.amd.com/whl-multi-arch/" in steps and "rocm7.14" in steps
+    assert "whl/rocm7.14" in steps_of(findings[NOCODE][0])  # the override does not hide the wheel's gap
+
+
+def test_legacy_4557_780m_comfyui_gpu_hang_with_readme_override(tmp_path):
+    """ROCm/legacy-rocm-build#4557: Fedora 41, Ryzen 7 8845H with Radeon 780M, ROCm 6.3, ComfyUI set up "following
+    the README": "HW Exception by GPU node-1 ... reason :GPU Hang". AMD (schung-amd): gfx1103 is not supported, and
+    overriding it to gfx1100 can run kernels needing more VGPRs than it has; the reporter's gfx1102/gfx1103 tries
+    failed too. Assumed: the README's RDNA3 `HSA_OVERRIDE_GFX_VERSION=11.0.0` exported in ~/.bashrc, torch
+    2.6.0+rocm6.2.4 whose rocBLAS has gfx1030/gfx1100/gfx1101/gfx1102 libraries, Python 3.12, PCI id 1002:1900,
+    /opt/rocm-6.3.0, no ollama service."""
+    from tests.support.rocm_libs import tensile_folder
+
+    fedora41 = 'NAME="Fedora Linux"\nVERSION="41 (Workstation Edition)"\nID=fedora\nVERSION_ID=41\n'
+    root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x1900)], rocm="6.3.0")
+    sc.write(root, "/etc/os-release", fedora41)
+    venv = comfy_env(root, "rocm", "2.6.0+rocm6.2.4", py="3.12")
+    tensile_folder(venv / "lib/python3.12/site-packages/torch/lib/rocblas/library",
+                   ["gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1102"])
+    sc.append(root, "/home/alice/.bashrc", "export HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
+    without_ollama(root)
+    findings = diagnose(root)
+    assert set(findings) == {MISMATCH, NOCODE, UNSUPPORTED}, {k: [f.title for f in v] for k, v in findings.items()}
+    assert findings[MISMATCH][0].title == "HSA_OVERRIDE_GFX_VERSION=11.0.0 can hang gfx1103"
+    assert findings[UNSUPPORTED][0].severity is Severity.WARNING
+    assert any("ROCm 6.3.0" in t for t in evidence_texts(findings[UNSUPPORTED][0]))
+    nocode = findings[NOCODE][0]
+    assert nocode.severity is Severity.ERROR and "--index-url https://download.pytorch.org/whl/rocm7.14" in \
+        steps_of(nocode)
+
+
+def test_unsafe_override_on_an_igpu_beside_a_dgpu_that_needs_it(tmp_path):
+    """A 780M beside an RX 7600 (gfx1102, whose 11.0.0 override is the known one): the global 11.0.0 is still called
+    out for the iGPU, with the per-GPU or hide-the-iGPU way to keep it for the dGPU. Built, not a report."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110002, 0x7480), Gpu(110003, 0x15BF, pci="0000:07:00.0")])
+    sc.append(root, "/home/alice/.bashrc", "export HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
+    without_ollama(root)
+    finding = diagnose(root)[MISMATCH][0]
+    assert finding.title == "HSA_OVERRIDE_GFX_VERSION=11.0.0 can hang gfx1103"
+    steps = steps_of(finding)
+    assert "HSA_OVERRIDE_GFX_VERSION_<KFD node id>" in steps and "ROCR_VISIBLE_DEVICES=" in steps
+
+
+def test_ollama_service_11_0_0_on_a_780m_is_left_alone(tmp_path):
+    """For Ollama on a 780M, 11.0.0 is what its own guide (ollama/ollama PR #5426) and field reports
+    (Crosstalk-Solutions/project-nomad PR #1134: it "restores full GPU offload") say runs; the hangs are PyTorch's.
+    So an ollama.service drop-in with it is not called out. Built from those reports, not one machine."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x15BF)])
+    sc.write(root, "/etc/systemd/system/ollama.service.d/override.conf",
+             '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
+    sc.write(root, "/proc/2345/environ", sc.environ_bytes({"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}))
+    assert sc.run_check(root, MISMATCH).status is Status.PASS
 
 
 def test_pytorch_179865_rocm7_2_nightly_on_vega56(tmp_path):
@@ -416,9 +511,9 @@ def test_drop_in_written_but_service_not_restarted(tmp_path):
 REPORTS_TESTED = {
     KFD: ("ROCm/legacy-rocm-build#1804", "ROCm/legacy-rocm-build#2232"),
     WHEEL: ("Comfy-Org/ComfyUI#2058", "issue 12 (rocmdesk)"),
-    NOCODE: ("ROCm/TheRock#1184", "pytorch/pytorch#179865"),
+    NOCODE: ("ROCm/TheRock#1184", "pytorch/pytorch#179865", "ROCm/legacy-rocm-build#4557"),
     NOT_READ: ("ollama/ollama#8679", "NixOS/nixpkgs#332446"),
-    MISMATCH: ("issue 12 laptop (rocmdesk)",),
+    MISMATCH: ("issue 12 laptop (rocmdesk)", "ROCm/TheRock#1184", "ROCm/legacy-rocm-build#4557"),
     SUGGESTED: ("Comfy-Org/ComfyUI#2058",),
 }
 

@@ -7,18 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rocmdesk.report.charts import (
-    Canvas,
-    Series,
-    decode_png_rgb,
-    elide,
-    line_chart,
-    nice_step,
-    text_width,
-    tick_labels,
-    time_axis,
-    value_axis,
-)
+from rocmdesk.report.chart_axes import nice_step, nice_ticks, tick_labels, time_axis, value_axis
 
 
 def _is_round(step: float) -> bool:
@@ -149,32 +138,7 @@ def test_time_axis_never_repeats_a_label(span):
         assert unit in ("s", "min", "h") and float(number) >= 0
 
 
-def test_text_is_anti_aliased_and_keeps_lower_case():
-    canvas = Canvas(200, 40)
-    width = canvas.text(4, 4, "card0 · gfx1100", (0, 0, 0))
-    assert width == text_width("card0 · gfx1100") and 60 < width < 150
-    grey = canvas.pixels[..., 0]
-    partial = np.count_nonzero((grey > 20) & (grey < 235))
-    assert partial > 40  # smooth edges, not a 1-bit pixel font
-    upper, lower = Canvas(60, 30), Canvas(60, 30)
-    upper.text(2, 2, "S")
-    lower.text(2, 2, "s")
-    assert not np.array_equal(upper.pixels, lower.pixels)
-
-
-def test_elide_fits_and_marks_the_cut():
-    assert elide("card1 · MI300X", 500) == "card1 · MI300X"
-    cut = elide("card1 · AMD Instinct MI300X with a very long name", 100)
-    assert cut.endswith("…") and text_width(cut) <= 100
-    assert elide("anything", 1) == ""
-
-
-def test_chart_of_a_flat_two_second_series_at_2x():
-    t = np.array([0.0, 1.0, 2.0])
-    png = line_chart([Series("card0 · RX 7900 XTX", t, np.full(3, 61.0))], "Temperature (edge)", "°C", 400, 200,
-                     min_span=10, scale=2)
-    pixels = decode_png_rgb(png)
-    assert pixels.shape == (400, 800, 3)
-    red = np.all(pixels == (214, 39, 40), axis=2)
-    rows = np.nonzero(red[:, 150:700].any(axis=1))[0]
-    assert 0 < rows.max() - rows.min() <= 6  # one flat line (4 px wide at 2x), not a ramp
+def test_nice_ticks():
+    assert nice_ticks(0, 100) == [0, 25, 50, 75, 100]
+    assert nice_ticks(41.5, 86.2)[0] <= 41.5 and nice_ticks(41.5, 86.2)[-1] >= 86.2
+    assert nice_ticks(5, 5)[-1] > 5

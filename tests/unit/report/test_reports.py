@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import base64
+import dataclasses
 import re
+import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
 from rocmdesk.cli import main
 from rocmdesk.host import HostRoot
-from rocmdesk.report.charts import Series, decode_png_rgb, history_charts, line_chart, nice_ticks
 from rocmdesk.report.data import ReportData, build_report
 from rocmdesk.report.html import render_html
 from rocmdesk.report.markdown import GITHUB_ISSUE_LIMIT, copy_as_markdown, render_markdown
@@ -35,40 +34,6 @@ def _finding(i: int, evidence: int = 1) -> dict:
             "fix": {"id": "f", "privileged": True, "steps": ["Do <this>.", "Then that."]}}
 
 
-def test_chart_png_has_data_axes_and_legend():
-    t = np.arange(600, dtype=float)
-    series = [Series("card0 A", t, 50 + 10 * np.sin(t / 50)), Series("card1 B", t, np.where(t > 300, np.nan, 70.0))]
-    png = line_chart(series, "Temperature", "°C", 800, 260)
-    pixels = decode_png_rgb(png)
-    assert pixels.shape == (260, 800, 3)
-    red = np.all(pixels == (214, 39, 40), axis=2)
-    blue = np.all(pixels == (31, 119, 180), axis=2)
-    assert red[:200].sum() > 500 and blue[:200].sum() > 200  # both lines drawn in the plot area
-    # the second GPU's line stops where its data does (gap, not a fake value)
-    plot_cols_blue = np.nonzero(blue[:200].any(axis=0))[0]
-    assert plot_cols_blue.max() < 800 * 0.6
-    dark = np.all(pixels < 100, axis=2)
-    assert dark[:, :80].sum() > 100  # tick labels on the y axis
-
-
-def test_chart_without_data_says_so():
-    png = line_chart([Series("card0", np.array([0.0, 1.0]), np.array([np.nan, np.nan]))], "Power", "W")
-    assert decode_png_rgb(png).std() > 1  # text, not a blank image
-
-
-def test_nice_ticks():
-    assert nice_ticks(0, 100) == [0, 25, 50, 75, 100]
-    assert nice_ticks(41.5, 86.2)[0] <= 41.5 and nice_ticks(41.5, 86.2)[-1] >= 86.2
-    assert nice_ticks(5, 5)[-1] > 5
-
-
-def test_history_charts_of_a_recording(demo):
-    charts = history_charts(demo)
-    assert [t.split(" (")[0] for t, _ in charts] == ["Temperature", "Power", "GPU busy", "VRAM used"]
-    for _title, png in charts:
-        assert decode_png_rgb(png).std() > 5
-
-
 def test_report_of_a_root_finds_the_cuda_wheel(root, demo):
     report = build_report(HostRoot(root), history=demo)
     system = dict(report.system)
@@ -77,7 +42,7 @@ def test_report_of_a_root_finds_the_cuda_wheel(root, demo):
     ids = {f["id"] for f in report.findings}
     assert "torch-wheel-mismatch" in ids
     html = render_html(report)
-    assert "torch-wheel-mismatch" in html and html.count('src="data:image/png;base64,') == 4
+    assert "torch-wheel-mismatch" in html and html.count('<svg class="chart"') == 4
     md = render_markdown(report)
     assert "torch-wheel-mismatch" in md and "| Distribution | Ubuntu 24.04.1 LTS |" in md
 
@@ -86,10 +51,24 @@ def test_html_is_self_contained_and_escaped(demo):
     report = ReportData(0.0, "test <script>", [("Kernel", "6.8 <b>")], [], [], [_finding(1)], history=demo)
     html = render_html(report)
     assert "<script>" not in html and "&lt;script&gt;" in html and "Problem &lt;1&gt;" in html
-    for url in re.findall(r'(?:src|href)="([^"]+)"', html):
-        assert url.startswith("data:image/png;base64,")
-        base64.b64decode(url.split(",", 1)[1], validate=True)
-    assert "http://" not in html and "https://" not in html
+    assert re.findall(r'(?:src|href)\s*=', html) == []  # nothing to load: the graphs are inline SVG
+    assert "http://" not in html and "https://" not in html and "<img" not in html
+    charts = re.findall(r"<svg .*?</svg>", html, flags=re.S)
+    assert len(charts) == 4
+    for chart in charts:  # each is well-formed XML with its text escaped, and the GPU's label in its legend
+        root = ET.fromstring(chart)
+        assert [g.get("class") for g in root.findall("g")][-1] == "legend"
+        assert len(root.findall("g[@class='series']")) == len(demo.gpus)
+
+
+def test_hostile_gpu_names_are_escaped_in_the_report_graphs(demo):
+    hostile = dataclasses.replace(demo.gpus[0], name='<script>alert(1)</script> "XT"')
+    recording = dataclasses.replace(demo, gpus=[hostile, *demo.gpus[1:]])
+    html = render_html(ReportData(0.0, "test", [], [], [], [], history=recording))
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    for chart in re.findall(r"<svg .*?</svg>", html, flags=re.S):
+        labels = [g.get("data-label") for g in ET.fromstring(chart).findall("g[@class='series']")]
+        assert labels[0] == 'card1 · <script>alert(1)</script> "XT"'
 
 
 def test_markdown_is_valid_and_folds_long_parts():
