@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmdesk import host
+from rocmdesk.atomic_file import atomic_open
 from rocmdesk.resources import resource_path
 from rocmdesk.telemetry.model import SCALAR_METRICS, GpuInfo, GpuKind, GpuSample, ProcessUse, Snapshot
 
@@ -316,13 +317,10 @@ def encode_lines(recording: Recording) -> Iterable[str]:
 def write_recording(path: str | os.PathLike[str], recording: Recording) -> None:
     """Write atomically (temp file + rename) and reproducibly (gzip mtime 0)."""
     validate(recording)
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
-                                               compresslevel=9) as gz:
+    with atomic_open(path) as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                                                 compresslevel=9) as gz:
         for line in encode_lines(recording):
             gz.write(line.encode("utf-8") + b"\n")
-    os.replace(tmp, path)
 
 
 # -- reading ---------------------------------------------------------------------------------

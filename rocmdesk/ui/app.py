@@ -224,10 +224,16 @@ class Controller(QtCore.QObject):
         self.session.window.show()
 
     def switch(self, kind: str, path: str) -> None:
-        """Open a root folder or a bundle in a worker thread (file reads stay off the GUI thread)."""
+        """Open a root folder, a bundle or a demo machine (``path`` its name) in a worker thread (file
+        reads stay off the GUI thread)."""
         def build() -> None:
             try:
-                source = root_source(path, self.backend) if kind == "root" else bundle_source(path, self.backend)
+                if kind == "demo":
+                    source = demo_source(f"Demo machine {path}", recording=path)
+                elif kind == "root":
+                    source = root_source(path, self.backend)
+                else:
+                    source = bundle_source(path, self.backend)
             except Exception as exc:
                 log.warning("cannot open %s: %s", path, exc)
                 self._opened.emit(exc)

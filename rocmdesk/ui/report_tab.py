@@ -23,6 +23,7 @@ from typing import Any
 
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
+from rocmdesk.atomic_file import atomic_write_text
 from rocmdesk.report.svg_charts import Chart, ChartStyle, chart_svg, history_charts
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
@@ -344,10 +345,7 @@ class ReportTab(QtWidgets.QWidget):
             return
         text = render_markdown(self.report, limit=None) if path.lower().endswith(".md") else render_html(self.report)
         try:
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
+            atomic_write_text(path, text)
         except OSError as exc:
             self.status.setText(f"Could not save {path}: {exc.strerror or exc}")
             return

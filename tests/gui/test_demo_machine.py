@@ -153,3 +153,54 @@ def test_demo_tuning_shows_the_recorded_sysfs_read_only(open_window, qtbot):
     assert not tab.apply_button.isEnabled() and not tab.reset_button.isEnabled()
     assert not tab.cap_slider.isEnabled() and not tab.profile_combo.isEnabled()
     assert "Read-only" in tab.notice.text() and MACHINE in tab.notice.text()
+
+
+def test_help_menu_switches_demo_machines(open_window, qtbot, monkeypatch):
+    """Help ▸ Demo machine lists every shipped machine; choosing one opens it through the controller."""
+    from rocmdesk.telemetry.recording import demo_machines
+    from rocmdesk.ui import app as app_module
+    from rocmdesk.ui.settings import Settings
+
+    controller = app_module.Controller(QtWidgets.QApplication.instance(), Settings(), "auto")
+    session = open_window(demo_small(preroll_s=0, recording=MACHINE), switch_source=controller.switch)
+    window = session.window
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    assert "Help" in menus
+    demo_menu = window.demo_menu
+    assert demo_menu in [a.menu() for a in menus["Help"].actions()]
+    window._fill_demo_menu()
+    actions = {a.objectName(): a for a in demo_menu.actions()}
+    assert set(actions) == {f"demo-{name}" for name in demo_machines()}
+    assert actions[f"demo-{MACHINE}"].isChecked() and actions[f"demo-{MACHINE}"].text() != MACHINE  # its title
+    others = [a for name, a in actions.items() if name != f"demo-{MACHINE}"]
+    switched: list[tuple[str, str]] = []
+    monkeypatch.setattr(controller, "switch", lambda kind, path: switched.append((kind, path)))
+    window.switch_source = controller.switch
+    actions[f"demo-{MACHINE}"].trigger()  # the one shown: nothing to open
+    assert switched == []
+    for action in others:
+        action.trigger()
+    assert switched == [("demo", a.objectName().removeprefix("demo-")) for a in others]
+
+
+def test_switching_to_a_demo_machine_builds_its_source(qtbot, monkeypatch):
+    """Controller.switch("demo", NAME) opens that machine's bundle in a worker thread (never this host)."""
+    from rocmdesk.ui import app as app_module
+    from rocmdesk.ui.settings import Settings
+
+    controller = app_module.Controller(QtWidgets.QApplication.instance(), Settings(), "auto")
+    shown: list = []
+    monkeypatch.setattr(controller, "_show", lambda result: shown.append(result))
+    controller._opened.disconnect()
+    controller._opened.connect(controller._show)
+    controller.switch("demo", MACHINE)
+    qtbot.waitUntil(lambda: bool(shown), timeout=15000)
+    source = shown[0]
+    try:
+        assert source.mode == "demo" and source.machine_name == MACHINE and not source.root.is_live
+    finally:
+        source.bundle.close()
+        source.backend.close()
+    controller.switch("demo", "no-such-demo")
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=15000)
+    assert isinstance(shown[1], Exception)  # an unknown name is refused, not shown over this host
