@@ -24,6 +24,10 @@ pytestmark = pytest.mark.gui
 
 MACHINE = "rx7900xtx-comfyui"
 FAULTS = {"initramfs-stale", "user-not-in-render-group", "torch-wheel-mismatch"}
+# what the real engine finds on each shipped machine (tools/make_demo_machines.py puts these faults there)
+MACHINE_FAULTS = {MACHINE: FAULTS,
+                  "mi300x-node": {"hsa-override-mismatch", "visible-devices-hides-gpus", "env-not-read-by-gpu-program"}}
+KERNEL = "6.8.0-51-generic"
 LACT = Path(__file__).resolve().parent.parent / "data" / "lact-sysfs" / "rx7900xtx" / "card0" / "device" / "hwmon"
 
 
@@ -43,19 +47,34 @@ def _contains_token(text: str, word: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])", text) is not None
 
 
-@pytest.fixture
-def demo():
-    source = demo_small(preroll_s=0, recording=MACHINE)
+@pytest.fixture(params=sorted(MACHINE_FAULTS))
+def demo(request):
+    source = demo_small(preroll_s=0, recording=request.param)
     yield source
     source.bundle.close()
+    source.backend.close()
+
+
+def test_every_shipped_machine_is_tested():
+    from rocmdesk.telemetry.recording import bundled_recordings, demo_machines
+
+    assert set(demo_machines()) == set(MACHINE_FAULTS)
+    assert set(demo_machines()) <= set(bundled_recordings())  # each has telemetry to play
 
 
 def test_demo_source_reads_the_shipped_machine_not_this_host(demo):
     from rocmdesk.telemetry.recording import demo_machines, machine_path
 
-    assert MACHINE in demo_machines() and str(machine_path(MACHINE)) == demo.bundle.path
+    name = demo.machine_name
+    assert name in demo_machines() and str(machine_path(name)) == demo.bundle.path
     assert not demo.root.is_live and os.path.realpath(demo.root.root) != "/"
-    assert demo.root.root == demo.bundle.root.root and demo.machine_name == MACHINE
+    assert demo.root.root == demo.bundle.root.root
+    # the machine holds the GPUs its recording plays: telemetry and diagnosis name the same PCI addresses
+    from rocmdesk.fixes.tuning_state import PCI_RE
+
+    amdgpu = sorted(p for p in demo.root.listdir("/sys/bus/pci/devices") if PCI_RE.fullmatch(p)
+                    and (demo.root.readlink(f"/sys/bus/pci/devices/{p}/driver") or "").endswith("/amdgpu"))
+    assert amdgpu == sorted(g.pci for g in demo.backend.recording.gpus)
 
 
 def test_demo_findings_come_from_the_engine_and_nothing_of_the_host(demo):
@@ -64,15 +83,15 @@ def test_demo_findings_come_from_the_engine_and_nothing_of_the_host(demo):
     from rocmdesk.ui.app import _target_of
 
     target = _target_of(demo)
-    assert target.kind is TargetKind.DEMO and target.source == MACHINE and not target.applicable
-    report = diagnose(demo.root, runner=demo.runner, target=target)
-    assert {f.id for f in report.findings} == FAULTS
-    assert target.machine.kernel == "6.8.0-51-generic" and "Ubuntu 24.04" in (target.machine.distro or "")
+    assert target.kind is TargetKind.DEMO and target.source == demo.machine_name and not target.applicable
+    report = diagnose(demo.root, runner=demo.runner, python_envs=demo.bundle.python_envs, target=target)
+    assert {f.id for f in report.findings} == MACHINE_FAULTS[demo.machine_name]
+    assert target.machine.kernel == KERNEL and "Ubuntu 24.04" in (target.machine.distro or "")
     uname = os.uname()
     assert target.machine.hostname != uname.nodename and target.machine.kernel != uname.release
     diagnosis_text = str(report.to_json())
     markdown = copy_as_markdown(build_report(demo.root, diagnosis=report, source="demo machine"))
-    assert "6.8.0-51-generic" in markdown
+    assert KERNEL in markdown
     for text in (diagnosis_text, markdown):
         for word in _host_strings():
             assert not _contains_token(text, word), word
@@ -82,9 +101,9 @@ def test_every_demo_fix_is_steps_only_and_starts_nothing(demo, monkeypatch):
     from rocmdesk.ui.app import _target_of
 
     target = _target_of(demo)
-    report = diagnose(demo.root, runner=demo.runner, target=target)
+    report = diagnose(demo.root, runner=demo.runner, python_envs=demo.bundle.python_envs, target=target)
     fixes = [f for f in report.findings if f.fix is not None]
-    assert {f.id for f in fixes} == FAULTS
+    assert fixes and {f.id for f in fixes} <= MACHINE_FAULTS[demo.machine_name]
     with no_process(monkeypatch) as attempts:
         for finding in fixes:
             plan = plan_for_finding(finding, target)
@@ -106,7 +125,7 @@ def test_fix_apply_on_a_demo_machine_exits_2_and_dry_run_shows_its_steps(capsys,
     code = main(["fix", "user-not-in-render-group", "--demo", MACHINE, "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["applicable"] is False and data["target"]["kind"] == "demo"
-    assert data["target"]["machine"]["kernel"] == "6.8.0-51-generic"
+    assert data["target"]["machine"]["kernel"] == KERNEL
     assert any("usermod" in step for step in data["steps"])
 
 
@@ -204,3 +223,14 @@ def test_switching_to_a_demo_machine_builds_its_source(qtbot, monkeypatch):
     controller.switch("demo", "no-such-demo")
     qtbot.waitUntil(lambda: len(shown) == 2, timeout=15000)
     assert isinstance(shown[1], Exception)  # an unknown name is refused, not shown over this host
+
+
+def test_mi300x_node_tuning_shows_its_eight_gpus_read_only(open_window, qtbot):
+    """The default demo: the 8x MI300X node's power cap (750 W, tests/support/instinct.py) and profiles."""
+    session = open_window(demo_small(preroll_s=0))
+    tab = session.window.tab_widgets["tuning"]
+    assert session.window.show_tab("tuning")
+    tab.refresh_gpus()
+    assert tab.gpu_combo.count() == 8 and tab.state is not None and tab.state.power_cap is not None
+    assert tab.cap_slider.value() == 750 and tab.cap_slider.maximum() == 750
+    assert not tab.apply_button.isEnabled() and not tab.cap_slider.isEnabled()
