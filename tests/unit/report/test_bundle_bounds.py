@@ -328,3 +328,14 @@ def test_the_window_opens_a_bundle_with_a_garbage_history_with_na_values(tmp_pat
         assert sample.power_w is None and sample.vram_used_bytes is None and "garbage" in sample.unavailable["power_w"]
     finally:
         source.bundle.close()
+
+
+@pytest.mark.parametrize("kind", [tarfile.XHDTYPE, tarfile.GNUTYPE_LONGNAME])
+def test_a_huge_extended_header_is_refused_before_it_is_read(tmp_path, tmp_dir, kind):
+    size = bundle_mod.OPEN_MAX_HEADER_BYTES + 1
+    info = tarfile.TarInfo("././@LongLink" if kind == tarfile.GNUTYPE_LONGNAME else "././@PaxHeader")
+    info.type, info.size = kind, size
+    header = info.tobuf(tarfile.GNU_FORMAT if kind == tarfile.GNUTYPE_LONGNAME else tarfile.USTAR_FORMAT)
+    payload = hb.bundle(hb.manifest([hb.file_entry("proc/x", b"1")]),
+                        [header + b"a" * size + bytes(-size % 512), hb.file_member("proc/x", b"1")])
+    _refused(tmp_path, tmp_dir, payload, "extended header")
