@@ -118,6 +118,8 @@ def loads_json(data: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
     Syntax errors stay ``json.JSONDecodeError`` (a ValueError), as do integers past CPython's
     4300-digit limit.
     """
+    if data.count("[") + data.count("{") <= max_depth if isinstance(data, str) else False:
+        return json.loads(data)  # cannot nest deeper than it has brackets: no walk (86 400 history lines)
     try:
         value = json.loads(data)
     except RecursionError:

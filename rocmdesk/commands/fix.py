@@ -42,31 +42,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the plan (and outcome) as JSON")
 
 
-DEMO_MACHINE_SUFFIX = ".machine.tar.gz"
-
-
 def demo_machine_path(name: str) -> str | None:
     """The shipped bundle of a demo machine (resources/demo/NAME.machine.tar.gz), None when not shipped."""
-    from pathlib import Path
-
     from rocmdesk.telemetry.backends.demo import DEFAULT_RECORDING
+    from rocmdesk.telemetry.recording import machine_path
 
-    name = Path(name or DEFAULT_RECORDING).name  # a name, never a path
-    try:
-        from rocmdesk.telemetry.recording import machine_path  # the window's lookup, when this build has it
-    except ImportError:
-        from rocmdesk.resources import resource_path
-
-        path = resource_path("demo", name + DEMO_MACHINE_SUFFIX)
-        return str(path) if path.is_file() else None
-    found = machine_path(name)
+    found = machine_path(name or DEFAULT_RECORDING)
     return str(found) if found is not None else None
 
 
 def demo_name(path: str) -> str:
     import os
 
-    return os.path.basename(path).removesuffix(DEMO_MACHINE_SUFFIX)
+    from rocmdesk.telemetry.recording import MACHINE_SUFFIX
+
+    return os.path.basename(path).removesuffix(MACHINE_SUFFIX)
 
 
 def _fail(err: TextIO, message: str, code: int = EXIT_CANNOT_RUN) -> int:

@@ -8,6 +8,8 @@ import os
 import sys
 from typing import TextIO
 
+from rocmdesk.atomic_file import atomic_write_text
+
 log = logging.getLogger(__name__)
 
 
@@ -82,17 +84,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     if args.output == "-":
         out.write(text)
         return 0
-    tmp = args.output + ".tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, args.output)
+        atomic_write_text(args.output, text)
     except OSError as exc:
         print(f"rocmdesk report: cannot write {args.output}: {exc.strerror or exc}", file=err)
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return 2
     print(f"wrote {args.output} ({report.headline()})", file=out)
     return 0

@@ -7,7 +7,6 @@ applied on demand through the helper's tuning actions, one GPU at a time.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import platformdirs
 import yaml
 
+from rocmdesk.atomic_file import atomic_write_text
 from rocmdesk.fixes.actions import PERFORMANCE_LEVELS
 
 log = logging.getLogger(__name__)
@@ -101,9 +101,7 @@ def save_profile(profile: TuningProfile, folder: Path | None = None) -> Path:
     folder = folder or profiles_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = _file_for(profile.name, folder)
-    tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text(profile.to_yaml(), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, profile.to_yaml())
     return path
 
 

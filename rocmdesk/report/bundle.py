@@ -45,6 +45,7 @@ from rocmdesk.report.manifest import (
     HISTORY_NAME,
     INITRAMFS_DIR,
     MANIFEST_NAME,
+    MAX_HISTORY_MINUTES,
     Entry,
     Manifest,
     ManifestError,
@@ -55,8 +56,13 @@ from rocmdesk.report.redact import Redactor, redactor_for
 log = logging.getLogger(__name__)
 
 # -- limits -----------------------------------------------------------------------------------
-OPEN_MAX_MEMBERS = 100_000
+# Twice what capture writes (CAPTURE_MAX_MEMBERS); 20k members open in ~4 s, diagnose in ~7 s
+# (benchmarks/hostile_bundle.json), where 100k took over 30 s.
+OPEN_MAX_MEMBERS = 20_000
 OPEN_MAX_TOTAL_BYTES = 256 << 20  # uncompressed, headers included
+# What opening writes, counted at each file's real size: a sparse member stores a few bytes of a
+# 64 MiB file, so the stored-bytes limit alone let a 47 KB bundle write 2.7 GB (issue 11).
+OPEN_MAX_EXTRACTED_BYTES = 256 << 20
 OPEN_MAX_MEMBER_BYTES = 64 << 20
 OPEN_MAX_MANIFEST_BYTES = 16 << 20
 MAX_NAME_BYTES = 1024
@@ -183,6 +189,7 @@ def prepare_bundle(root: HostRoot | str = "/", *, python_envs: Sequence[str] = (
     kept_minutes = 0.0
     if recording is not None:
         text, kept_minutes = history_text(recording, minutes)
+        kept_minutes = min(kept_minutes, MAX_HISTORY_MINUTES)
         members.append(Member(HISTORY_NAME, "file", f"telemetry of the last {kept_minutes:g} minutes",
                               _scrub_history(text, red).encode(), mtime=now))
     members = _dedupe(members)
@@ -373,13 +380,20 @@ def recording_from_snapshots(snapshots: Sequence[Any], interval_s: float = 1.0, 
 
 def history_text(recording: Any, minutes: float) -> tuple[str, float]:
     """The recording's last ``minutes`` as recording-format JSON lines; (text, minutes kept)."""
-    from rocmdesk.telemetry.recording import Recording, encode_lines
+    from rocmdesk.telemetry.recording import MAX_FRAMES, MAX_POINTS, Recording, encode_lines
 
     frames = recording.frames
     if frames and minutes > 0:
         cutoff = frames[-1].t - minutes * 60.0
         first = next((i for i, f in enumerate(frames) if f.t > cutoff), 0)
         frames = frames[first:]
+    points, first = 0, len(frames)  # what opening accepts: the newest frames within its limits
+    while first > 0 and len(frames) - first < MAX_FRAMES:
+        points += len(frames[first - 1].gpus) + len(frames[first - 1].processes)
+        if points > MAX_POINTS:
+            break
+        first -= 1
+    frames = frames[first:]
     if frames and frames[0].t != 0:
         shift = frames[0].t
         from rocmdesk.telemetry.recording import Frame
@@ -401,6 +415,21 @@ def history_text(recording: Any, minutes: float) -> tuple[str, float]:
 # ==============================================================================================
 # Opening a bundle
 # ==============================================================================================
+
+
+OPEN_MAX_HEADER_BYTES = 1 << 20  # one PAX or GNU long-name header: capture's are under 4 KB
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose extended header (PAX, GNU long name) is refused before tarfile reads it whole:
+    a 200 MiB PAX comment held 640 MB of memory while it was parsed."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+                         tarfile.GNUTYPE_LONGLINK) and self.size > OPEN_MAX_HEADER_BYTES:
+            raise BundleError(f"a member has an extended header of {self.size} bytes (more than "
+                              f"{OPEN_MAX_HEADER_BYTES >> 20} MiB): refused")
+        return super()._proc_member(tarfile_)
 
 
 class _CountingReader(io.RawIOBase):
@@ -487,6 +516,9 @@ class OpenedBundle:
                     self._history = read_recording(path)
                 except RecordingError as exc:
                     self._history_error = str(exc)
+                except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # a check missed: no crash
+                    log.warning("the bundle's history cannot be read", exc_info=True)
+                    self._history_error = f"the bundle's history is damaged ({type(exc).__name__})"
             else:
                 self._history_error = "this bundle holds no telemetry history"
         return self._history
@@ -563,7 +595,7 @@ def _unpack(raw: Any, folder: str) -> Manifest:
     try:
         gz = gzip.GzipFile(fileobj=raw, mode="rb")
         counted = io.BufferedReader(_CountingReader(gz, OPEN_MAX_TOTAL_BYTES), buffer_size=1 << 16)
-        tar = tarfile.open(fileobj=counted, mode="r|")
+        tar = tarfile.open(fileobj=counted, mode="r|", tarinfo=_BoundedTarInfo)
     except (tarfile.TarError, gzip.BadGzipFile, OSError, EOFError, zlib.error) as exc:
         raise BundleError(f"damaged or not a bundle: not a readable gzip-compressed tar archive ({exc})") from exc
     manifest: Manifest | None = None
@@ -572,6 +604,7 @@ def _unpack(raw: Any, folder: str) -> Manifest:
     links: list[tuple[str, str]] = []
     mtimes: list[tuple[str, float]] = []
     count = 0
+    extracted = 0
     with tar:
         for member in tar:
             count += 1
@@ -583,6 +616,9 @@ def _unpack(raw: Any, folder: str) -> Manifest:
             kind = ("file" if member.isreg() else "dir" if member.isdir() else "link" if member.issym() else
                     "hardlink" if member.islnk() else "device" if (member.ischr() or member.isblk()) else
                     "fifo" if member.isfifo() else "other")
+            if member.issparse():  # capture never writes one; its stored size says nothing of its real one
+                raise BundleError(f"member {name!r} is a sparse file: bundles hold only plain files, folders "
+                                  "and symbolic links; refused")
             if kind in ("hardlink", "device", "fifo", "other"):
                 raise BundleError(f"member {name!r} is a {kind}: bundles hold only files, folders and "
                                   "symbolic links; refused")
@@ -592,6 +628,7 @@ def _unpack(raw: Any, folder: str) -> Manifest:
                                       f"({MANIFEST_NAME}): not a rocmdesk bundle, refused")
                 if member.size > OPEN_MAX_MANIFEST_BYTES:
                     raise BundleError("the manifest is implausibly large: refused")
+                extracted = _count_extracted(extracted, member.size)
                 data = _read_member(tar, member, member.size)
                 manifest = Manifest.loads(data)
                 expected = manifest.by_path()
@@ -617,6 +654,7 @@ def _unpack(raw: Any, folder: str) -> Manifest:
                                       f"{entry.size}: refused")
                 if member.size > OPEN_MAX_MEMBER_BYTES:
                     raise BundleError(f"member {name!r} is larger than {OPEN_MAX_MEMBER_BYTES >> 20} MiB: refused")
+                extracted = _count_extracted(extracted, member.size)
                 data = _read_member(tar, member, entry.size)
                 if hashlib.sha256(data).hexdigest() != entry.sha256:
                     raise BundleError(f"member {name!r} does not match its sha256 in the manifest: refused")
@@ -640,9 +678,30 @@ def _unpack(raw: Any, folder: str) -> Manifest:
         full = os.path.join(folder, name)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         os.symlink(target, full)
+    for name, target in links:
+        _check_resolved(folder, name, target)
     for name, mtime in mtimes:
         os.utime(os.path.join(folder, name), (mtime, mtime), follow_symlinks=False)
     return manifest
+
+
+def _count_extracted(total: int, size: int) -> int:
+    total += size
+    if total > OPEN_MAX_EXTRACTED_BYTES:
+        raise BundleError(f"the bundle unpacks to more than {OPEN_MAX_EXTRACTED_BYTES} bytes "
+                          f"({OPEN_MAX_EXTRACTED_BYTES >> 20} MiB) of files: refused")
+    return total
+
+
+def _check_resolved(folder: str, name: str, target: str) -> None:
+    """Every link followed to its end, as the kernel will, must stay inside the folder.
+
+    Each hop being lexically inside is not enough: with ``d/d/up -> ../..`` (the folder itself),
+    ``x -> d/d/up/../../secret`` is lexically ``secret`` but really two levels above the folder.
+    """
+    resolved = os.path.realpath(os.path.join(folder, name))
+    if resolved != folder and not resolved.startswith(folder + os.sep):
+        raise BundleError(f"link {name!r} ({target!r}), followed to its end, leads outside the bundle: refused")
 
 
 def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> bytes:

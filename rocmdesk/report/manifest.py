@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,8 +24,51 @@ HISTORY_NAME = "rocmdesk/history.json"
 INITRAMFS_DIR = "rocmdesk/initramfs"
 
 
+# Field ranges. A bundle rocmdesk wrote is always inside them; anything else is refused, not repaired.
+MAX_TIME = 4_102_444_800.0  # 2100-01-01: a capture time past it (or NaN, inf) is hostile
+MAX_HISTORY_MINUTES = 7 * 24 * 60.0
+MAX_COUNT = (1 << 63) - 1  # sizes and counts fit 64 bits
+MAX_TEXT = 4096  # a note, a version, a path: one line of words
+MAX_LIST = 10_000  # notes, python environments, redaction kinds
+
+
 class ManifestError(ValueError):
     """The manifest is missing, malformed or does not describe the archive."""
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+
+
+def _number(raw: dict, key: str, high: float) -> float:
+    value = raw.get(key, 0.0)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or not 0 <= value <= high:
+        raise ManifestError(f"the manifest's {key!r} is not a number between 0 and {high:g}: refused")
+    return float(value)
+
+
+def _text(raw: dict, key: str, default: str) -> str:
+    value = raw.get(key, default)
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise ManifestError(f"the manifest's {key!r} is not a short text: refused")
+    return value
+
+
+def _texts(raw: dict, key: str) -> list[str]:
+    value = raw.get(key) or []
+    if not isinstance(value, list) or len(value) > MAX_LIST or \
+            not all(isinstance(v, str) and len(v) <= MAX_TEXT for v in value):
+        raise ManifestError(f"the manifest's {key!r} is not a list of short texts: refused")
+    return list(value)
+
+
+def _counts(raw: dict, key: str) -> dict[str, int]:
+    value = raw.get(key) or {}
+    if not isinstance(value, dict) or len(value) > MAX_LIST or \
+            not all(isinstance(k, str) and len(k) <= MAX_TEXT and _count(v) for k, v in value.items()):
+        raise ManifestError(f"the manifest's {key!r} is not a table of counts: refused")
+    return dict(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +100,14 @@ class Entry:
         size = data.get("size", 0)
         sha = data.get("sha256", "")
         target = data.get("target", "")
-        if kind == "file" and (not isinstance(size, int) or size < 0 or not isinstance(sha, str)
-                               or len(sha) != 64):
+        why = data.get("why", "")
+        if not isinstance(why, str) or len(why) > MAX_TEXT:
+            raise ManifestError(f"manifest entry {path[:80]!r} has no valid reason")
+        if kind == "file" and (not _count(size) or not isinstance(sha, str) or len(sha) != 64):
             raise ManifestError(f"manifest entry {path!r} has no valid size and sha256")
         if kind == "link" and (not isinstance(target, str) or not target):
             raise ManifestError(f"manifest entry {path!r} is a link without a target")
-        return cls(path, kind, str(data.get("why", "")), size if kind == "file" else 0,
+        return cls(path, kind, why, size if kind == "file" else 0,
                    sha if kind == "file" else "", target if kind == "link" else "")
 
 
@@ -121,19 +167,10 @@ class Manifest:
             if entry.path in seen:
                 raise ManifestError(f"the manifest lists {entry.path!r} twice")
             seen.add(entry.path)
-        try:
-            created = float(raw.get("created", 0.0))
-            minutes = float(raw.get("history_minutes", 0.0))
-        except (TypeError, ValueError) as exc:
-            raise ManifestError("the manifest's time fields are not numbers") from exc
-        envs = raw.get("python_envs") or []
-        notes = raw.get("notes") or []
-        return cls(created=created, rocmdesk_version=str(raw.get("rocmdesk_version", "?")), entries=entries,
-                   history_minutes=minutes,
-                   python_envs=[e for e in envs if isinstance(e, str)] if isinstance(envs, list) else [],
-                   redaction={k: v for k, v in (raw.get("redaction") or {}).items() if isinstance(v, int)},
-                   notes=[n for n in notes if isinstance(n, str)] if isinstance(notes, list) else [],
-                   source=str(raw.get("source", "?")))
+        return cls(created=_number(raw, "created", MAX_TIME), rocmdesk_version=_text(raw, "rocmdesk_version", "?"),
+                   entries=entries, history_minutes=_number(raw, "history_minutes", MAX_HISTORY_MINUTES),
+                   python_envs=_texts(raw, "python_envs"), redaction=_counts(raw, "redaction"),
+                   notes=_texts(raw, "notes"), source=_text(raw, "source", "?"))
 
 
 def preview_lines(manifest: Manifest, limit: int | None = None) -> list[str]:

@@ -33,13 +33,14 @@ import math
 import os
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from rocmdesk import host
+from rocmdesk.atomic_file import atomic_open
 from rocmdesk.resources import resource_path
-from rocmdesk.telemetry.model import GpuInfo, GpuSample, ProcessUse, Snapshot
+from rocmdesk.telemetry.model import SCALAR_METRICS, GpuInfo, GpuKind, GpuSample, ProcessUse, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,16 @@ FORMAT = "rocmdesk-recording"
 VERSION = 1
 SUFFIX = ".jsonl.gz"
 MAX_RECORDING_BYTES = 64 << 20  # uncompressed; a demo recording is a few MB at most
+# What a recording may hold (issue 11: 1.4 M frames in a bundle's 3.6 MB history took 9.2 GB and 119 s).
+# 24 hours at 1 Hz, the window's longest history; points are GPU readings plus process rows.
+MAX_FRAMES = 86_400
+MAX_POINTS = 400_000
+MAX_GPUS = 64
+MAX_TIME_S = 366 * 86_400.0  # a frame's offset from the start
+MAX_INTERVAL_S = 3600.0
+MAX_EPOCH = 4_102_444_800.0  # 2100-01-01: a start time past it (or NaN, inf) is dropped
+MAX_PID = (1 << 31) - 1
+MAX_INT = (1 << 63) - 1
 
 
 class RecordingError(ValueError):
@@ -103,10 +114,109 @@ class Recording:
 def sample_from_parts(info: GpuInfo, static: dict[str, Any], dynamic: dict[str, Any],
                       timestamp: float) -> GpuSample:
     merged = {**static, **dynamic}
-    merged["unavailable"] = {**(static.get("unavailable") or {}), **(dynamic.get("unavailable") or {})}
+    merged["unavailable"] = {**_reasons(static.get("unavailable")), **_reasons(dynamic.get("unavailable"))}
     sample = GpuSample.from_json(merged, info=info, timestamp=timestamp)
     sample.source = {"recording": "demo"}
     return sample
+
+
+_INT_METRICS = frozenset({"vram_used_bytes", "vram_total_bytes", "gtt_used_bytes", "gtt_total_bytes", "sclk_mhz",
+                          "mclk_mhz", "sclk_dpm_mhz", "mclk_dpm_mhz", "fan_rpm"})
+_TEXT_METRICS = frozenset({"performance_level", "power_profile"})
+_TEMPERATURE_MAPS = ("temperature_c", "temperature_crit_c", "temperature_emergency_c")
+MAX_CELSIUS = 1000.0
+
+
+def _reasons(value: Any) -> dict[str, str]:
+    """An ``unavailable`` table from untrusted JSON: only text reasons under text keys."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v[:512] for k, v in list(value.items())[:512] if isinstance(k, str) and isinstance(v, str)}
+
+
+def _finite(value: Any, low: float, high: float) -> bool:
+    """A JSON number (not a bool) within [low, high]; NaN and inf fail the comparison."""
+    kind = type(value)
+    return (kind is float or kind is int) and low <= value <= high
+
+
+def _garbage(value: Any) -> str:
+    return f"garbage value {str(value)[:40]!r} in the recording"
+
+
+def checked_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A recorded GPU reading with every value of the wrong type or range dropped, the reason noted
+    (a string temperature, 2^70 bytes, NaN watts): readers (samples, charts) show N/A, never crash.
+
+    Done once when a recording is read, so every consumer of its frames sees checked values; a
+    reading that is already clean (the usual case: 86 400 frames of them) is returned as it is."""
+    fixes: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    for key, value in entry.items():
+        if value is None:
+            continue
+        if key in _SCALARS:
+            if key in _TEXT_METRICS:
+                good = type(value) is str and len(value) <= 64
+            elif key in _INT_METRICS:
+                good = _finite(value, 0, MAX_INT) and (type(value) is int or value.is_integer())
+                if good and type(value) is float:
+                    fixes[key] = int(value)
+            else:
+                good = _finite(value, 0, MAX_INT)
+            if not good:
+                fixes[key] = None
+                reasons[key] = _garbage(value)
+        elif key in _TEMPERATURE_MAPS:
+            if type(value) is dict and len(value) <= 64 and all(
+                    _finite(v, -MAX_CELSIUS, MAX_CELSIUS) for v in value.values()):
+                continue
+            kept: dict[str, float] = {}
+            for label, v in list(value.items())[:64] if isinstance(value, dict) else ():
+                if _finite(v, -MAX_CELSIUS, MAX_CELSIUS):
+                    kept[label] = float(v)
+                elif key == "temperature_c":
+                    reasons[f"temperature_c.{label}"] = _garbage(v)
+            fixes[key] = kept
+    if not fixes and "unavailable" not in entry:
+        return entry
+    out = {**entry, **fixes}
+    if reasons or "unavailable" in entry:
+        out["unavailable"] = {**_reasons(entry.get("unavailable")), **reasons}
+    return out
+
+
+_SCALARS = frozenset(SCALAR_METRICS)
+
+
+def _gpu_info(data: Any) -> GpuInfo:
+    """A header's GPU identity checked field by field; a bad optional field is dropped."""
+    if not isinstance(data, dict):
+        raise TypeError("a GPU's info is not an object")
+    kwargs: dict[str, Any] = {}
+    for f in fields(GpuInfo):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        if f.name == "kind":
+            kwargs["kind"] = GpuKind(value) if value in _KINDS else GpuKind.UNKNOWN
+        elif f.name in ("card", "pci", "name"):
+            if not isinstance(value, str) or len(value) > 256:
+                raise TypeError(f"a GPU's {f.name} is not a short text")
+            kwargs[f.name] = value
+        elif f.name in _INFO_INTS:
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_INT:
+                kwargs[f.name] = value
+        elif isinstance(value, str) and len(value) <= 256:
+            kwargs[f.name] = value
+    for required in ("card", "pci", "name"):
+        if required not in kwargs:
+            raise KeyError(required)
+    return GpuInfo(**kwargs)
+
+
+_KINDS = frozenset(k.value for k in GpuKind)
+_INFO_INTS = frozenset({"vendor_id", "device_id", "revision_id", "vram_total_bytes", "kfd_node"})
 
 
 PROCESS_VALUES = ("vram_bytes", "gtt_bytes", "gpu_percent", "cu_occupancy_percent", "cu_occupied", "sdma_us")
@@ -207,13 +317,10 @@ def encode_lines(recording: Recording) -> Iterable[str]:
 def write_recording(path: str | os.PathLike[str], recording: Recording) -> None:
     """Write atomically (temp file + rename) and reproducibly (gzip mtime 0)."""
     validate(recording)
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
-                                               compresslevel=9) as gz:
+    with atomic_open(path) as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0,
+                                                 compresslevel=9) as gz:
         for line in encode_lines(recording):
             gz.write(line.encode("utf-8") + b"\n")
-    os.replace(tmp, path)
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -232,25 +339,42 @@ def parse_lines(lines: Iterable[str], name: str = "?") -> Recording:
     if header.get("version") != VERSION:
         raise RecordingError(f"recording {name!r} has unsupported version {header.get('version')!r}")
     try:
-        gpus = [GpuInfo.from_json(g["info"]) for g in header["gpus"]]
-        static = [dict(g.get("static") or {}) for g in header["gpus"]]
-        interval = float(header.get("interval_s", 1.0))
-        process_info = {int(pid): dict(v) for pid, v in (header.get("process_info") or {}).items()}
+        listed = header["gpus"]
+        if not isinstance(listed, list) or len(listed) > MAX_GPUS:
+            raise TypeError(f"the GPU list is not a list of at most {MAX_GPUS} GPUs")
+        gpus = [_gpu_info(g["info"]) for g in listed]
+        static = [checked_entry(dict(g.get("static") or {})) for g in listed]
+        interval = header.get("interval_s", 1.0)
+        process_info = _process_info(header.get("process_info") or {})
     except (KeyError, TypeError, ValueError) as exc:
         raise RecordingError(f"recording {name!r} has a bad header: {exc!r}") from exc
     if not gpus:
         raise RecordingError(f"recording {name!r} lists no GPU")
-    if not interval > 0:
+    if not _finite(interval, 0, MAX_INTERVAL_S) or not interval > 0:
         raise RecordingError(f"recording {name!r} has a bad interval {interval!r}")
+    interval = float(interval)
     frames = []
+    points = 0
     for number, line in enumerate(it, start=2):
         if not line.strip():
             continue
+        if len(frames) >= MAX_FRAMES:
+            raise RecordingError(f"recording {name!r} has more than {MAX_FRAMES} frames (the limit: 24 hours "
+                                 "at one reading a second)")
         data = _json_object(line, number, name)
+        t = data.get("t")
+        if not _finite(t, 0, MAX_TIME_S):
+            raise RecordingError(f"recording {name!r} line {number}: the time {str(t)[:40]!r} is not a number "
+                                 f"of seconds between 0 and {MAX_TIME_S:g}")
         try:
-            frame = Frame(t=float(data["t"]), gpus=list(data["gpus"]), processes=list(data.get("processes") or []))
+            frame = Frame(t=float(t), gpus=list(data["gpus"]), processes=list(data.get("processes") or []))
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordingError(f"recording {name!r} line {number}: bad frame ({exc!r})") from exc
+        frame.gpus = [checked_entry(g) if isinstance(g, dict) else g for g in frame.gpus]
+        points += len(frame.gpus) + len(frame.processes)
+        if points > MAX_POINTS:
+            raise RecordingError(f"recording {name!r} has more than {MAX_POINTS} points (GPU readings and "
+                                 "process rows; the limit)")
         frames.append(frame)
     known = {"format", "version", "name", "title", "description", "demo", "interval_s", "duration_s", "gpus",
              "process_info"}
@@ -260,8 +384,28 @@ def parse_lines(lines: Iterable[str], name: str = "?") -> Recording:
         demo=header.get("demo") is True, process_info=process_info,
         meta={k: v for k, v in header.items() if k not in known},
     )
+    start = recording.meta.get("start_time")
+    if start is not None and not _finite(start, 0, MAX_EPOCH):
+        log.warning("recording %r: ignoring the start time %.40r", name, start)
+        del recording.meta["start_time"]
     validate(recording)
     return recording
+
+
+def _pid(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_PID else None
+
+
+def _process_info(value: Any) -> dict[int, dict[str, Any]]:
+    """The header's static process rows; a row under a key that is not a pid is dropped."""
+    if not isinstance(value, dict):
+        raise TypeError("process_info is not an object")
+    out: dict[int, dict[str, Any]] = {}
+    for key, row in value.items():
+        pid = _pid(int(key)) if isinstance(key, str) and key.isdigit() and len(key) <= 10 else None
+        if pid is not None and isinstance(row, dict):
+            out[pid] = dict(row)
+    return out
 
 
 def validate(recording: Recording) -> None:
@@ -284,7 +428,7 @@ def validate(recording: Recording) -> None:
             if entry is not None and not isinstance(entry, dict):
                 raise RecordingError(f"recording {name!r}: sample {i} has a GPU entry that is not an object")
         for proc in frame.processes:
-            if not isinstance(proc, dict) or not isinstance(proc.get("pid"), int):
+            if not isinstance(proc, dict) or _pid(proc.get("pid")) is None:
                 raise RecordingError(f"recording {name!r}: sample {i} has a process without a pid")
         previous = frame.t
 
@@ -353,6 +497,31 @@ def bundled_recordings() -> list[str]:
         return sorted(p.name.removesuffix(SUFFIX) for p in folder.iterdir() if p.name.endswith(SUFFIX))
     except OSError:
         return []
+
+
+MACHINE_SUFFIX = ".machine.tar.gz"
+
+
+def demo_machines() -> list[str]:
+    """Names of the demo machines shipped in resources/demo (NAME.machine.tar.gz, built by
+    tools/make_demo_machines.py): whole hosts packed as support bundles, so the demo diagnoses them and
+    never the computer it runs on (issue 10, item 5)."""
+    try:
+        return sorted(p.name.removesuffix(MACHINE_SUFFIX) for p in demo_dir().iterdir()
+                      if p.name.endswith(MACHINE_SUFFIX))
+    except OSError:
+        return []
+
+
+def machine_path(name: str) -> Path | None:
+    """The shipped bundle of the demo machine ``name``, None when this build has none by that name.
+
+    ``name`` is a name, never a path: "../x" or "/etc/x" is not looked up.
+    """
+    if not name or name != os.path.basename(name) or name.startswith("."):
+        return None
+    path = demo_dir() / f"{name}{MACHINE_SUFFIX}"
+    return path if path.is_file() else None
 
 
 def recording_path(name_or_path: str | os.PathLike[str]) -> Path:

@@ -90,8 +90,7 @@ def _target_of(source: Source) -> Any:
     if source.mode == "snapshot" and source.bundle is not None:
         return target_for_bundle(source.bundle)
     if source.mode == "demo" and source.bundle is not None:  # a shipped demo machine
-        name = os.path.basename(str(getattr(source.bundle, "path", ""))).removesuffix(".machine.tar.gz")
-        return demo_target(source.bundle.root, name, getattr(source.bundle, "created", None))
+        return demo_target(source.bundle.root, source.machine_name, getattr(source.bundle, "created", None))
     return target_for_view(source.root, source.mode, source.bundle_path)
 
 
@@ -109,6 +108,8 @@ def open_session(source: Source, settings: Settings, *, sampler_factory: Sampler
                      backend_name=source.backend_name, settings=settings, feed=feed,
                      bundle_path=source.bundle_path)
     ctx.extras["target"] = _target_of(source)  # whose machine: fixes run only for the live one (issue 10)
+    if getattr(source.bundle, "python_envs", None):  # the environments the bundle's capture was asked to check
+        ctx.extras["python_envs"] = tuple(source.bundle.python_envs)
     window = MainWindow(ctx, switch_source=switch_source)
     for warning in source.warnings:
         window.statusBar().showMessage(warning, 10000)
@@ -223,10 +224,16 @@ class Controller(QtCore.QObject):
         self.session.window.show()
 
     def switch(self, kind: str, path: str) -> None:
-        """Open a root folder or a bundle in a worker thread (file reads stay off the GUI thread)."""
+        """Open a root folder, a bundle or a demo machine (``path`` its name) in a worker thread (file
+        reads stay off the GUI thread)."""
         def build() -> None:
             try:
-                source = root_source(path, self.backend) if kind == "root" else bundle_source(path, self.backend)
+                if kind == "demo":
+                    source = demo_source(f"Demo machine {path}", recording=path)
+                elif kind == "root":
+                    source = root_source(path, self.backend)
+                else:
+                    source = bundle_source(path, self.backend)
             except Exception as exc:
                 log.warning("cannot open %s: %s", path, exc)
                 self._opened.emit(exc)

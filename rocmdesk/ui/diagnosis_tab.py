@@ -110,10 +110,14 @@ def status_icon(glyph: str, color: str, size: int = 16) -> QtGui.QIcon:
 
 
 def subject_heading(ctx: AppContext) -> str:
-    """What the diagnosis describes, in the banner's terms: this machine, a snapshot or a root folder
-    (the demo shows recorded telemetry, but its checks run on this machine's root)."""
+    """What the diagnosis describes, in the banner's terms: this machine, a snapshot, a root folder or the
+    demo machine (whose checks run on its shipped bundle, never on this computer)."""
     root = getattr(ctx, "root", None)
     bundle = getattr(ctx, "bundle_path", None)
+    if getattr(ctx, "mode", "") == "demo":
+        target = (getattr(ctx, "extras", None) or {}).get("target")
+        name = getattr(target, "source", "")
+        return f"The demo machine ({name})" if name else "The demo machine"
     if getattr(ctx, "mode", "") == "snapshot" and bundle:
         return f"This snapshot ({os.path.basename(bundle)})"
     if root is not None and not root.is_live:

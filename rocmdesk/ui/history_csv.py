@@ -8,18 +8,18 @@ no sample at that time (a GPU that was away, or polled at another moment).
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import logging
 import math
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from rocmdesk.atomic_file import atomic_open
 
 log = logging.getLogger(__name__)
 
@@ -74,18 +74,11 @@ def write_csv(path: str | os.PathLike[str], columns: Sequence[Column]) -> int:
     complete, and the temporary file is removed when anything fails (no half file, no leftover).
     """
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     count = -1
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            for row in rows(columns):
-                writer.writerow(row)
-                count += 1
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_open(target, True) as fh:
+        writer = csv.writer(fh)
+        for row in rows(columns):
+            writer.writerow(row)
+            count += 1
     log.info("exported %d rows of %d series to %s", count, len(columns), target)
     return count

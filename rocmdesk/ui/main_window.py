@@ -151,6 +151,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tab_errors: dict[str, str] = {}
 
         self._build_toolbar()
+        self._build_menus()
         self.banner = Banner(self)
         self.banner.open_root.connect(self.choose_root)
         self.banner.open_snapshot.connect(self.choose_snapshot)
@@ -317,6 +318,48 @@ class MainWindow(QtWidgets.QMainWindow):
         live_action.setShortcut(QtGui.QKeySequence(QtCore.Qt.Key.Key_End))
         live_action.triggered.connect(self._back_to_live)
         self.addAction(live_action)
+
+    def _build_menus(self) -> None:
+        """Help ▸ Demo machine ▸ …: every shipped demo machine is one click away, not only --demo or
+        ROCMDESK_DEMO (issue 10, item 5). Filled when opened, so a live window reads no recording."""
+        help_menu = self.menuBar().addMenu("&Help")
+        self.demo_menu = help_menu.addMenu("&Demo machine")
+        self.demo_menu.setToolTipsVisible(True)
+        self.demo_menu.aboutToShow.connect(self._fill_demo_menu)
+        self._fill_demo_menu(titles=False)
+
+    def shown_demo(self) -> str:
+        """The demo machine this window shows, "" when it shows anything else."""
+        if self.ctx.mode != "demo":
+            return ""
+        return str(getattr((getattr(self.ctx, "extras", None) or {}).get("target"), "source", "") or "")
+
+    def _fill_demo_menu(self, titles: bool = True) -> None:
+        from rocmdesk.telemetry.recording import RecordingError, bundled_recordings, demo_machines, load_recording
+
+        self.demo_menu.clear()
+        recordings = set(bundled_recordings())
+        current = self.shown_demo()
+        for name in demo_machines():
+            if name not in recordings:  # a machine without telemetry to play is not a demo
+                continue
+            try:
+                title = (load_recording(name).title.removesuffix("(demo recording)").strip() if titles else "") or name
+            except RecordingError:
+                continue
+            action = self.demo_menu.addAction(title)
+            action.setObjectName(f"demo-{name}")
+            action.setToolTip(f"Open the demo machine {name}: its diagnosis, report and tuning (never this computer)")
+            action.setCheckable(True)
+            action.setChecked(name == current)
+            action.setEnabled(self.switch_source is not None)
+            action.triggered.connect(lambda _on=False, n=name: self.open_demo(n))
+        if self.demo_menu.isEmpty():
+            self.demo_menu.addAction("No demo machines in this build").setEnabled(False)
+
+    def open_demo(self, name: str) -> None:
+        if self.switch_source is not None and name != self.shown_demo():
+            self.switch_source("demo", name)
 
     def _fill_gpu_menu(self) -> None:
         self.gpu_menu.clear()

@@ -23,6 +23,7 @@ from typing import Any
 
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
+from rocmdesk.atomic_file import atomic_write_text
 from rocmdesk.report.svg_charts import Chart, ChartStyle, chart_svg, history_charts
 from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
@@ -54,8 +55,9 @@ def provenance_of(ctx: AppContext) -> Provenance:
         return Provenance(ctx.mode_reason or f"root folder {ctx.root.root}")
     if ctx.mode == "demo":
         title = ctx.mode_reason.split(" — ", 1)[-1].strip().removesuffix("(demo recording)").strip()
-        system = ("this machine (the computer running rocmdesk)" if ctx.root.is_live
-                  else f"root folder {ctx.root.root}")
+        target = (getattr(ctx, "extras", None) or {}).get("target")
+        name = getattr(target, "source", "") or title or "bundled demo"
+        system = f"demo machine {name} (not this machine)"
         return Provenance(system, f"demo recording: {title or 'bundled demo'} (not this machine)", True)
     return Provenance("this machine" if ctx.root.is_live else f"root folder {ctx.root.root}")
 
@@ -343,10 +345,7 @@ class ReportTab(QtWidgets.QWidget):
             return
         text = render_markdown(self.report, limit=None) if path.lower().endswith(".md") else render_html(self.report)
         try:
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
+            atomic_write_text(path, text)
         except OSError as exc:
             self.status.setText(f"Could not save {path}: {exc.strerror or exc}")
             return
@@ -370,7 +369,9 @@ class ReportTab(QtWidgets.QWidget):
         text = ("These files go into the bundle, after redaction (host name, user names and home folders "
                 "replaced; serial numbers hashed; only GPU-related environment variables). Nothing else leaves "
                 "this machine.")
-        if self.provenance.telemetry_elsewhere:
+        if self.ctx.mode == "demo":
+            text += f" The bundle describes the {self.provenance.system}: its files, not this computer's."
+        elif self.provenance.telemetry_elsewhere:
             text += (" The bundle describes this computer: the demo recording's telemetry is not included "
                      "(one sample of this computer's own GPUs is).")
         intro = QtWidgets.QLabel(text)

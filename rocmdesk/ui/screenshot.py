@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from rocmdesk.atomic_file import atomic_write_bytes
 from rocmdesk.ui import theme
 from rocmdesk.ui.app import make_app, open_session
 from rocmdesk.ui.settings import Settings
@@ -71,10 +72,12 @@ def render_screenshot(output: str, tab: str = "overview", seconds: float = 3.0, 
         pump(app, 0.2)
         pixmap: QtGui.QPixmap = window.grab()
         image = pixmap.toImage()
-        tmp = output + ".part.png"
-        if not image.save(tmp, "PNG"):
-            raise OSError(f"cannot write {output}")
-        os.replace(tmp, output)
+        data = QtCore.QByteArray()
+        buffer = QtCore.QBuffer(data)
+        buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, "PNG"):
+            raise OSError(f"cannot encode the screenshot for {output}")
+        atomic_write_bytes(output, bytes(data.data()))
         return ScreenshotResult(os.path.abspath(output), image.width(), image.height(), tab, source.mode)
     finally:
         window.close()

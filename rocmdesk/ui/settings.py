@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import platformdirs
+
+from rocmdesk.atomic_file import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -150,15 +151,8 @@ class Settings:
         path = path or settings_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(asdict(self.normalized()), fh, indent=2, sort_keys=True)
-                    fh.write("\n")
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            # 0600 as before: the user's own settings (a folder of recordings, window layout)
+            atomic_write_text(path, json.dumps(asdict(self.normalized()), indent=2, sort_keys=True) + "\n", 0o600)
         except OSError as exc:
             log.warning("settings: cannot save %s: %s", path, exc)
             return False

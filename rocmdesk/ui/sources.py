@@ -41,9 +41,15 @@ class Source:
     warnings: list[str] = field(default_factory=list)
     # recorded time: shown as recorded, never sampled again (a bundle); a root folder is re-read
     frozen: bool = False
+    machine_name: str = ""  # the demo machine shown (a name in resources/demo), "" for any other source
 
 
 def demo_source(reason: str, recording: str | None = None, preroll_s: float = DEMO_PREROLL_S) -> Source:
+    """The demo: a shipped recording's telemetry over the shipped demo machine of the same name.
+
+    Diagnosis, Report and Tuning read the machine's bundle (resources/demo/NAME.machine.tar.gz), never
+    this computer's ``/``: the demo must show its faults and nothing of the host it runs on.
+    """
     from rocmdesk.telemetry.backends.demo import DEFAULT_RECORDING, DemoBackend
 
     name = recording or os.environ.get("ROCMDESK_DEMO") or DEFAULT_RECORDING
@@ -52,9 +58,50 @@ def demo_source(reason: str, recording: str | None = None, preroll_s: float = DE
     # window has painted; sampling starts after it, so the two never run at once
     preload = (lambda: preroll_in_chunks(backend, preroll_s)) if preroll_s > 0 else []
     title = getattr(backend.recording, "title", "") or name
-    root = HostRoot("/")
-    return Source("demo", f"{reason} — {title}" if reason else title, root, runner_for(root),
-                  backend, "demo", preload)
+    machine_name = os.path.basename(str(name)).removesuffix(".jsonl.gz")
+    machine = open_demo_machine(machine_name)
+    warnings = [] if machine.path else [f"No demo machine is shipped for {name}: Diagnosis, Report and Tuning "
+                                        "show an empty machine"]
+    return Source("demo", f"{reason} — {title}" if reason else title, machine.root, machine.runner(),
+                  backend, "demo", preload, bundle=machine, warnings=warnings, machine_name=machine_name)
+
+
+class EmptyMachine:
+    """Stands in for a demo machine this build does not ship: an empty folder, removed on close (the
+    demo never falls back to reading this computer)."""
+
+    path = ""
+    created: float | None = None
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = tempfile.mkdtemp(prefix="rocmdesk-demo-empty-")
+        self.root = HostRoot(self.folder)
+
+    def runner(self) -> CommandRunner:
+        return runner_for(self.root)
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def open_demo_machine(name: str) -> Any:
+    """The opened bundle of the demo machine ``name`` (an OpenedBundle), or an :class:`EmptyMachine`."""
+    from rocmdesk.report.bundle import BundleError, open_bundle
+    from rocmdesk.telemetry.recording import machine_path
+
+    path = machine_path(name)
+    if path is None:
+        log.warning("no demo machine %r is shipped; the demo shows an empty machine", name)
+        return EmptyMachine()
+    try:
+        return open_bundle(path)
+    except (BundleError, OSError) as exc:
+        log.warning("the demo machine %s cannot be opened (%s); the demo shows an empty machine", path, exc)
+        return EmptyMachine()
 
 
 def preroll_in_chunks(backend: Any, seconds: float, chunk_s: float = 3600.0) -> Iterator[Snapshot]:

@@ -60,7 +60,9 @@ class TuningTab(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None, dialog_factory=None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.target: DiagnosisTarget = target_for_view(ctx.root, ctx.mode, getattr(ctx, "bundle_path", None))
+        shown = (getattr(ctx, "extras", None) or {}).get("target")  # the window's source (a demo machine's name)
+        self.target: DiagnosisTarget = shown if isinstance(shown, DiagnosisTarget) else target_for_view(
+            ctx.root, ctx.mode, getattr(ctx, "bundle_path", None))
         self.dialog_factory = dialog_factory or (
             lambda actions, title, parent: FixDialog(actions, title, parent=parent, target=self.target))
         self.state: TuningState | None = None
@@ -190,6 +192,11 @@ class TuningTab(QtWidgets.QWidget):
     def can_change(self) -> bool:
         return self.ctx.is_live
 
+    @property
+    def read_only(self) -> bool:
+        """The demo: its machine's recorded settings are shown in the controls, which change nothing."""
+        return self.ctx.mode == "demo" and not self.ctx.root.is_live
+
     def amd_gpus(self) -> list[str]:
         out = []
         for pci in self.ctx.root.listdir("/sys/bus/pci/devices"):
@@ -242,12 +249,12 @@ class TuningTab(QtWidgets.QWidget):
 
     def empty_reason(self) -> tuple[str, str] | None:
         """(title, text) when there is nothing to tune here, else None (the controls are shown)."""
-        if self.ctx.mode == "demo":
+        if self.ctx.mode == "demo" and (not self.read_only or self.gpu_combo.count() == 0):
             return ("Tuning is not available in demo mode",
-                    "The demo plays back a recording, so there is no GPU here to change. Run rocmdesk without "
-                    "--demo on a machine with an AMD GPU driven by amdgpu to set its power cap, performance "
-                    "level and power profile. Tuning changes only the live machine.")
-        if not self.can_change:
+                    "This demo machine holds no GPU driven by amdgpu, so there is nothing to show. Run rocmdesk "
+                    "without --demo on a machine with an AMD GPU driven by amdgpu to set its power cap, "
+                    "performance level and power profile. Tuning changes only the live machine.")
+        if not self.can_change and not self.read_only:
             recorded = self._recorded_settings()
             where = "a support snapshot" if self.ctx.bundle_path else "another root folder"
             text = (f"rocmdesk is showing {where}, not this computer, so tuning is off: it changes only the "
@@ -266,7 +273,7 @@ class TuningTab(QtWidgets.QWidget):
 
     def refresh_state(self) -> None:
         pci = self.gpu_combo.currentData()
-        self.state = read_tuning_state(self.ctx.root, pci) if pci and self.can_change else None
+        self.state = read_tuning_state(self.ctx.root, pci) if pci and (self.can_change or self.read_only) else None
         state = self.state
         reason = self.empty_reason()
         if reason is not None:
@@ -278,6 +285,10 @@ class TuningTab(QtWidgets.QWidget):
         self.controls.setVisible(True)
         self.tuning_box.setTitle("Tuning (lost at reboot)")
         notes = list(state.notes) if state else []
+        if self.read_only:
+            notes.insert(0, f"Read-only: the settings recorded on {self.target.whose()}. Apply is off because "
+                            "tuning changes only the live machine; run rocmdesk without --demo on a machine with "
+                            "an AMD GPU to tune it.")
         self.notice.setText("\n".join(notes))
         self.notice.setVisible(bool(notes))
         cap = state.power_cap if state else None
@@ -286,7 +297,7 @@ class TuningTab(QtWidgets.QWidget):
         self.form.setRowVisible(2, cap is not None)
         self.form.setRowVisible(3, bool(state and state.levels))
         self.form.setRowVisible(4, bool(state and state.profiles))
-        self.cap_slider.setEnabled(bool(cap and cap.adjustable))
+        self.cap_slider.setEnabled(bool(cap and cap.adjustable) and not self.read_only)
         if cap:
             self.cap_slider.setRange(round(cap.min_w), round(cap.max_w))
             self.cap_slider.setValue(round(cap.current_w))
@@ -302,13 +313,13 @@ class TuningTab(QtWidgets.QWidget):
             self.level_combo.addItem(level, level)
         if state and state.performance_level:
             self.level_combo.setCurrentIndex(max(self.level_combo.findData(state.performance_level), 0))
-        self.level_combo.setEnabled(self.level_combo.count() > 0)
+        self.level_combo.setEnabled(self.level_combo.count() > 0 and not self.read_only)
         self.profile_combo.clear()
         for index, name in sorted((state.profiles if state else {}).items()):
             self.profile_combo.addItem(f"{index} {name}", index)
         if state and state.active_profile is not None:
             self.profile_combo.setCurrentIndex(max(self.profile_combo.findData(state.active_profile), 0))
-        self.profile_combo.setEnabled(self.profile_combo.count() > 0)
+        self.profile_combo.setEnabled(self.profile_combo.count() > 0 and not self.read_only)
         usable = bool(state and state.has_controls and self.can_change)
         self.apply_button.setEnabled(usable)
         self.reset_button.setEnabled(usable)
@@ -348,12 +359,12 @@ class TuningTab(QtWidgets.QWidget):
         return dialog
 
     def apply(self) -> QtWidgets.QDialog | None:
-        if not self.state:
+        if not self.state or not self.can_change:  # a demo's recorded settings are shown, never changed
             return None
         return self._run(self.pending_actions(), f"Tune {self.state.pci}")
 
     def reset(self) -> QtWidgets.QDialog | None:
-        if not self.state:
+        if not self.state or not self.can_change:  # a demo's recorded settings are shown, never changed
             return None
         return self._run([("reset-tuning", self.state.pci)], f"Reset {self.state.pci} to its defaults")
 
@@ -400,7 +411,7 @@ class TuningTab(QtWidgets.QWidget):
 
     def apply_selected_profile(self) -> QtWidgets.QDialog | None:
         profile = self.selected_profile()
-        if profile is None:
+        if profile is None or not self.can_change:
             return None
         present = set(self.amd_gpus())
         actions = [a for pci, tuning in profile.gpus.items() if pci in present for a in tuning.actions(pci)]

@@ -1,4 +1,4 @@
-"""The Diagnosis tab's summary names what it diagnosed: this machine, a snapshot or a root folder."""
+"""The Diagnosis tab's summary names what it diagnosed: this machine, a snapshot, a root folder or the demo machine."""
 
 from __future__ import annotations
 
@@ -19,13 +19,16 @@ def _ctx(mode: str, root: str = "/", bundle_path: str | None = None):
 
 def test_subject_of_each_source(tmp_path):
     assert subject_heading(_ctx("live")) == "This machine"
-    assert subject_heading(_ctx("demo")) == "This machine"  # demo telemetry, but the checks read this machine
+    # the demo's checks read its shipped machine, never this one (issue 10, item 5)
+    assert subject_heading(_ctx("demo")) == "The demo machine"
     folder = tmp_path / "dump"
     folder.mkdir()
     assert subject_heading(_ctx("snapshot", str(folder))) == f"This root folder ({folder})"
     # a bundle is extracted somewhere temporary: the user knows it by its file name
     assert subject_heading(_ctx("snapshot", str(folder), "/home/u/case-42.tar.gz")) == "This snapshot (case-42.tar.gz)"
-    assert subject_heading(_ctx("demo", str(folder))) == f"This root folder ({folder})"
+    demo = _ctx("demo", str(folder))
+    demo.extras["target"] = SimpleNamespace(source="rx7900xtx-comfyui")
+    assert subject_heading(demo) == "The demo machine (rx7900xtx-comfyui)"
 
 
 def _summary_heading(qtbot, ctx) -> str:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.gui
 def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     from PySide6 import QtGui
 
-    session = open_window(demo_small(preroll_s=60.0))
+    session = open_window(demo_small(preroll_s=60.0, recording="rx7900xtx-comfyui"))
     window = session.window
     assert window.show_tab("report")
     tab = window.tab_widgets["report"]
@@ -23,11 +23,13 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
         tab.refresh()
     assert tab.report is not None and "checks" in tab.headline.text()
     assert tab.text.toPlainText().startswith("## rocmdesk report")
-    # demo telemetry beside a diagnosis of this computer: each part says where it comes from
+    # demo telemetry beside a diagnosis of the demo machine (never this computer): each part says where it is from
     assert tab.telemetry_source.text().startswith("Demo recording: ")
     assert "not this machine" in tab.telemetry_source.text()
-    assert tab.system_source.text().startswith("This machine")
-    assert "System and diagnosis: this machine" in tab.markdown
+    assert tab.system_source.text() == "Demo machine rx7900xtx-comfyui (not this machine)"
+    assert "System and diagnosis: demo machine rx7900xtx-comfyui" in tab.markdown
+    assert {f["id"] for f in tab.report.findings} == {"initramfs-stale", "user-not-in-render-group",
+                                                       "torch-wheel-mismatch"}
     assert "Telemetry and processes: demo recording" in tab.markdown
     assert "Telemetry from demo recording" in tab.markdown  # said again at the telemetry
     preview = tab.preview.toPlainText()
@@ -47,7 +49,7 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     tab.save_button.click()
     saved = html_path.read_text()
     assert saved.count("<svg class=\"chart\"") == 4 and "data:image" not in saved
-    assert "System and diagnosis: this machine" in saved and "Telemetry and processes: demo recording" in saved
+    assert "System and diagnosis: demo machine" in saved and "Telemetry and processes: demo recording" in saved
 
     bundle_path = tmp_path / "b.tar.gz"
     tab.save_path_provider = lambda *_a: str(bundle_path)
@@ -61,11 +63,11 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     box = dialog.findChild(QtWidgets.QDialogButtonBox)
     box.button(QtWidgets.QDialogButtonBox.StandardButton.Save).click()
     assert bundle_path.is_file() and "Saved" in tab.status.text()
-    assert "demo recording's telemetry is not included" in dialog.findChild(QtWidgets.QLabel).text()
-    demo_names = {info.name for info in window.ctx.feed.gpus}
-    assert demo_names
-    with open_bundle(bundle_path) as opened:  # this computer's bundle: none of the demo's GPUs in it
-        assert opened.history is None or not demo_names & {g.name for g in opened.history.gpus}
+    assert "describes the demo machine rx7900xtx-comfyui" in dialog.findChild(QtWidgets.QLabel).text()
+    with open_bundle(bundle_path) as opened:  # a bundle of the demo machine's files, not of this computer
+        # no demo recording in it: at most one sample the capture read from the demo machine's own sysfs
+        assert opened.history is None or len(opened.history.frames) == 1
+        assert "Ubuntu 24.04" in opened.root.read_text("/etc/os-release")
 
 
 def _ctx(mode: str, reason: str, bundle: str | None = None, root: str = "/"):
@@ -81,7 +83,8 @@ def test_provenance_names_each_source_once(tmp_path):
 
     demo = provenance_of(_ctx("demo", "Demo mode (--demo) — 8 × MI300X node (demo recording)"))
     assert demo.telemetry == "demo recording: 8 × MI300X node (not this machine)"
-    assert demo.system.startswith("this machine") and demo.telemetry_elsewhere
+    # the demo diagnoses its shipped machine, never this one
+    assert demo.system == "demo machine 8 × MI300X node (not this machine)" and demo.telemetry_elsewhere
     assert provenance_of(_ctx("demo", "")).telemetry == "demo recording: bundled demo (not this machine)"
     snap = provenance_of(_ctx("snapshot", "Snapshot b.tar.gz, captured 2026-01-02 03:04: fixes are disabled",
                               "/x/b.tar.gz"))

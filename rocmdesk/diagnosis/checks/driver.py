@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import logging
 import re
 import shlex
+import zlib
 
 from rocmdesk.diagnosis.distro import firmware_step, kernel_arg_steps
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
@@ -525,19 +527,50 @@ def kfd_missing(ctx):
     ev = [evidence(x) for x in facts.amdgpu_loaded_evidence()]
     ev.append(Evidence("does not exist", "/dev/kfd"))
     details = []
-    kver = facts.kernel_release
-    if kver:
-        config = f"/boot/config-{kver}"
-        text = facts.read(config)
-        for number, line in enumerate((text or "").splitlines(), start=1):
-            if line.startswith("# CONFIG_HSA_AMD is not set"):
-                ev.append(Evidence(line, config, number))
-                details.append("This kernel was built without KFD (CONFIG_HSA_AMD), so it has no compute "
-                               "interface: use a distribution kernel or amdgpu-dkms.")
+    steps: tuple[str, ...] | None = None
+    config, text = kernel_config(facts)
+    if config and text is not None:
+        lines = text.splitlines()
+        hit = next(((n, ln) for n, ln in enumerate(lines, start=1) if ln.startswith("# CONFIG_HSA_AMD is not set")),
+                   None)
+        absent = hit is None and not any(ln.startswith("CONFIG_HSA_AMD=") for ln in lines) \
+            and any(ln.startswith("CONFIG_DRM_AMDGPU=") for ln in lines)
+        if hit or absent:
+            ev.append(Evidence(hit[1], config, hit[0]) if hit else Evidence("no CONFIG_HSA_AMD line", config))
+            details.append("This kernel was built without KFD (CONFIG_HSA_AMD), so amdgpu has no compute "
+                           "interface and no ROCm package can add one.")
+            # what solved it: the kernel rebuilt with the option (ROCm/legacy-rocm-build#1643 on Gentoo;
+            # siderolabs/pkgs PR #893 for Talos, flatcar/scripts PR #4053 for Flatcar)
+            steps = ("Rebuild the kernel with `CONFIG_HSA_AMD=y` (menuconfig: Device Drivers > Graphics support > "
+                     "AMD GPU > HSA kernel driver for AMD GPU devices; it selects CONFIG_DRM_AMDGPU_USERPTR), "
+                     "install it and reboot: /dev/kfd then appears.",
+                     "If you did not build this kernel yourself, switch to a kernel of your distribution built with "
+                     "CONFIG_HSA_AMD=y, or ask its maintainers to enable it.")
     if facts.in_container:
         details.append("This looks like a container: start it with `--device=/dev/kfd --device=/dev/dri` "
                        "(and the render group) so the GPU devices are passed in.")
-    return Failed(evidence=ev, details=" ".join(details) or None)
+    return Failed(evidence=ev, details=" ".join(details) or None, fix_steps=steps)
+
+
+def kernel_config(facts: HostFacts) -> tuple[str | None, str | None]:
+    """(path, text) of the running kernel's build configuration: /boot/config-<release>, else the kernel's own
+    /proc/config.gz (CONFIG_IKCONFIG_PROC; Gentoo, Flatcar and Talos kernels have no /boot config). (None, None)
+    when neither is readable; a corrupt config.gz is logged and treated as unreadable."""
+    kver = facts.kernel_release
+    if kver:
+        path = f"/boot/config-{kver}"
+        text = facts.read(path)
+        if text is not None:
+            return path, text
+    try:
+        raw = facts.root.read_bytes("/proc/config.gz")
+    except OSError:
+        return None, None
+    try:
+        return "/proc/config.gz", gzip.decompress(raw).decode("utf-8", "replace")
+    except (OSError, EOFError, zlib.error) as exc:
+        log.info("/proc/config.gz is not a readable gzip file: %s", exc)
+        return None, None
 
 
 # -- kernel log checks -------------------------------------------------------------------------------------------

@@ -144,9 +144,80 @@ def test_rocm_older_than_the_support_table_is_not_called_unsupported(tmp_path):
 
 # -- item 14: every report the metadata lists is rebuilt here ------------------------------------------------------
 
+# -- kfd-missing --------------------------------------------------------------------------------------------------
+
+KFD_MISSING = "kfd-missing"
+GENTOO = 'NAME=Gentoo\nID=gentoo\nPRETTY_NAME="Gentoo Linux"\nVERSION_ID="2.8"\n'
+TALOS = 'NAME="Talos"\nID=talos\nVERSION_ID=v1.6.4\nPRETTY_NAME="Talos (v1.6.4)"\n'
+
+
+def no_kfd_kernel(tmp: Path, kver: str, config_line: str | None, where: str = "boot") -> Path:
+    """The workstation on kernel ``kver`` built without KFD: no /dev/kfd, no KFD topology, and the kernel's config
+    (in /boot or as /proc/config.gz) carrying ``config_line`` for CONFIG_HSA_AMD (None: no such line at all)."""
+    import gzip
+    import shutil
+
+    root = reporter_machine(tmp / "r", [Gpu(100300, 0x73BF)])
+    boot_kernel(root, kver)
+    sc.remove_kfd(root)
+    shutil.rmtree(root / "sys/class/kfd")
+    config = "CONFIG_DRM_AMDGPU=m\nCONFIG_DRM_AMDGPU_USERPTR=y\n" + (config_line + "\n" if config_line else "")
+    (root / "boot" / f"config-{kver}").unlink(missing_ok=True)
+    if where == "boot":
+        sc.write(root, f"/boot/config-{kver}", config)
+    else:
+        sc.write(root, "/proc/config.gz", gzip.compress(config.encode()))
+    return root
+
+
+def test_legacy_1643_gentoo_custom_kernel_without_hsa_amd(tmp_path):
+    """ROCm/legacy-rocm-build#1643: Gentoo, custom kernel 5.15.7-gentoo, a custom ROCm build; clinfo finds no device
+    and "/dev/kfd no such file or directory": "how do I enable it in my kernel build?". The answer is the kernel's
+    HSA driver option, CONFIG_HSA_AMD. Assumed: the config installed as /boot/config-5.15.7-gentoo (`make install`),
+    amdgpu a module, the workstation's RX 6900 XT, no ollama change."""
+    root = no_kfd_kernel(tmp_path, "5.15.7-gentoo", "# CONFIG_HSA_AMD is not set")
+    sc.write(root, "/etc/os-release", GENTOO)
+    findings = diagnose(root)
+    finding = findings[KFD_MISSING][0]
+    assert finding.severity is Severity.ERROR
+    assert "/dev/kfd: does not exist" in evidence_texts(finding)
+    assert "/boot/config-5.15.7-gentoo:3: # CONFIG_HSA_AMD is not set" in evidence_texts(finding)
+    steps = steps_of(finding)
+    assert steps.startswith("Rebuild the kernel with `CONFIG_HSA_AMD=y`")
+    assert "amdgpu-dkms" not in steps  # no amdgpu-dkms for Gentoo kernels
+    assert set(findings) <= {KFD_MISSING, "gpu-not-supported-by-rocm", "kfd-gpu-not-listed"}, \
+        {k: [f.title for f in v] for k, v in findings.items()}
+
+
+def test_siderolabs_307_talos_kernel_config_gz_without_hsa_amd(tmp_path):
+    """siderolabs/extensions#307: Talos's kernel had amdgpu but no /dev/kfd; fixed by siderolabs/pkgs PR #893 ("AMD
+    KFD support was not enabled in Kconfig": `# CONFIG_HSA_AMD is not set` -> `CONFIG_HSA_AMD=y`). Talos keeps no
+    /boot config, so the kernel's /proc/config.gz is read. Assumed: Talos v1.6.4, kernel 6.1.74-talos, the
+    workstation's RX 6900 XT, the config reduced to the amdgpu lines."""
+    root = no_kfd_kernel(tmp_path, "6.1.74-talos", "# CONFIG_HSA_AMD is not set", where="proc")
+    sc.write(root, "/etc/os-release", TALOS)
+    finding = diagnose(root)[KFD_MISSING][0]
+    assert "/proc/config.gz:3: # CONFIG_HSA_AMD is not set" in evidence_texts(finding)
+    assert "CONFIG_HSA_AMD=y" in steps_of(finding)
+
+
+def test_kfd_missing_config_without_the_option_line_or_corrupt(tmp_path):
+    """No CONFIG_HSA_AMD line at all (its dependencies unmet) counts as built without it; a corrupt config.gz is
+    unreadable, so the finding keeps the generic steps."""
+    root = no_kfd_kernel(tmp_path / "a", "6.1.74-talos", None, where="proc")
+    finding = diagnose(root)[KFD_MISSING][0]
+    assert "/proc/config.gz: no CONFIG_HSA_AMD line" in evidence_texts(finding)
+    root = no_kfd_kernel(tmp_path / "b", "6.1.74-talos", None, where="proc")
+    sc.write(root, "/proc/config.gz", b"\x1f\x8bnot really gzip")
+    finding = diagnose(root)[KFD_MISSING][0]
+    assert not any("CONFIG_HSA_AMD" in t for t in evidence_texts(finding))
+    assert "grep CONFIG_HSA_AMD" in steps_of(finding)  # the metadata's generic steps
+
+
 REPORTS_TESTED = {
     ATOMICS: ("ROCm/legacy-rocm-build#1214", "ROCm/legacy-rocm-build#192", "ROCm/legacy-rocm-build#364"),
     GROUPS: ("ROCm/legacy-rocm-build#1080",),
+    KFD_MISSING: ("ROCm/legacy-rocm-build#1643", "siderolabs/extensions#307"),
 }
 
 

@@ -190,8 +190,11 @@ def test_tuning_tab_on_a_recording_changes_nothing(qtbot, rig):
     H.apply_action(ctx, "xorg-disable-conf", ["/etc/X11/xorg.conf"])
     tab = make_tab(qtbot, rig, mode="demo")
     assert not tab.apply_button.isEnabled() and not tab.reset_button.isEnabled()
-    assert "only the live machine" in tab.empty_text.text()
-    assert tab.controls.isHidden() and not tab.empty_state.isHidden()
+    # the demo machine's recorded settings, read-only: nothing opens a dialog, whatever is clicked or called
+    assert "changes only the live machine" in tab.notice.text()
+    assert not tab.controls.isHidden() and tab.empty_state.isHidden()
+    assert tab.state is not None and not tab.cap_slider.isEnabled()
+    assert tab.apply() is None and tab.reset() is None and tab.apply_selected_profile() is None
     from rocmdesk.ui.changes_view import ChangesView
 
     view = ChangesView(HostRoot(rig["root"]))  # a snapshot's journal: listed, never undone from here
