@@ -137,12 +137,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         if getattr(args, "root", None):
             print("rocmdesk diagnose: use either --root or --snapshot, not both", file=err)
             return EXIT_CANNOT_RUN
-        try:
-            from rocmdesk.report.bundle import BundleError, open_bundle
-        except ImportError:
-            print("rocmdesk diagnose: --snapshot is not yet available in this build (no bundle support)",
-                  file=err)
-            return EXIT_CANNOT_RUN
+        from rocmdesk.report.bundle import BundleError, open_bundle  # only for --snapshot: keeps diagnose's start light
         try:
             opened = open_bundle(snapshot)
         except BundleError as exc:

@@ -20,7 +20,7 @@ from rocmdesk.telemetry.model import GpuSample, ProcessUse, Snapshot
 
 TYPE_CHECKING = False  # typing is not imported at run time: `rocmdesk sample` starts faster
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from typing import Any, TextIO, TypeGuard
 
 log = logging.getLogger(__name__)
 
@@ -308,7 +308,7 @@ def _compute_cell(p: ProcessUse, notes: _ProcessNotes) -> str:
     return notes.mark("cu_occupancy_percent", reason, p.pid)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

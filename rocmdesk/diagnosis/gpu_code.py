@@ -64,7 +64,7 @@ class CodeTargets:
 
 def targets_in_names(names) -> frozenset[str]:
     """gfx targets named by file or folder names ("TensileLibrary_lazy_gfx1100.dat", "gfx942")."""
-    out = set()
+    out: set[str] = set()
     for name in names:
         out.update(m.group(1) for m in _TARGET_RE.finditer(name))
     return frozenset(out)
@@ -145,16 +145,16 @@ def library_targets(root: HostRoot, site_packages: str) -> CodeTargets:
             out.notes.append(f"{lib} has no readable .hip_fatbin section")
         else:
             offset, size = where
-            found: set[str] = set()
+            in_bundles: set[str] = set()
             compressed = False
             for start in range(0, min(size, MAX_FATBIN_BYTES), CHUNK):
                 # overlap by 64 bytes so an entry id split between two chunks is still seen
                 data = read_at(offset + max(start - 64, 0), min(CHUNK + 64, size - start))
                 targets, packed = bundle_targets(data)
-                found |= targets
+                in_bundles |= targets
                 compressed = compressed or packed
-            if found:
-                out.sources.append(CodeSource(lib, "offload bundles of libtorch_hip.so", frozenset(found)))
+            if in_bundles:
+                out.sources.append(CodeSource(lib, "offload bundles of libtorch_hip.so", frozenset(in_bundles)))
             elif compressed:
                 out.notes.append(f"{lib}: its offload bundles are compressed, so their targets are not read")
     return out

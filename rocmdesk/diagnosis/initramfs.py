@@ -313,7 +313,8 @@ def inspect_host(root: HostRoot, kver: str | None, limits: Limits | None = None)
     # generator, so no one-click fix is offered (the helper refuses to guess too)
     ambiguous = bool(generators) and chosen is None
     note = None
-    for generator, evidence in ([chosen] if chosen else generators) or [(None, [])]:
+    candidates_by_generator: list[tuple[str | None, list[str]]] = [chosen] if chosen else list(generators)
+    for generator, evidence in candidates_by_generator or [(None, [])]:
         if generator is None:
             candidates = [f"/boot/initrd.img-{kver}", f"/boot/initramfs-{kver}.img"]
         else:

@@ -19,6 +19,7 @@ from rocmdesk.diagnosis.engine import AREAS, CheckSpec, registered_checks, run_c
 from rocmdesk.diagnosis.model import CheckResult, Finding, Severity, Status
 from rocmdesk.diagnosis.target import DiagnosisTarget, root_target
 from rocmdesk.host import CommandRunner, HostRoot
+from rocmdesk.telemetry.discovery import discover_gpus
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def host_summary(ctx: DiagnosisContext) -> dict[str, Any]:
     facts = ctx.facts
     distro = facts.os_release.get("PRETTY_NAME") or " ".join(
         x for x in (facts.os_release.get("NAME"), facts.os_release.get("VERSION_ID")) if x) or None
-    out = {
+    out: dict[str, Any] = {
         "kernel": ctx.kernel_release,
         "distro": distro,
         "rocm": facts.rocm_version,
@@ -93,16 +94,11 @@ def host_summary(ctx: DiagnosisContext) -> dict[str, Any]:
 
 def _gpus_json(ctx: DiagnosisContext) -> list[dict[str, Any]]:
     try:
-        from rocmdesk.telemetry.discovery import discover_gpus
-    except ImportError:
-        discover_gpus = None
-    if discover_gpus is not None:
-        try:
-            gpus = discover_gpus(ctx.root)
-            if gpus:
-                return [g.to_json() for g in gpus]
-        except Exception:  # discovery trouble must not stop the diagnosis
-            log.exception("GPU discovery failed; using the diagnosis' own PCI scan")
+        gpus = discover_gpus(ctx.root)
+        if gpus:
+            return [g.to_json() for g in gpus]
+    except Exception:  # discovery trouble must not stop the diagnosis
+        log.exception("GPU discovery failed; using the diagnosis' own PCI scan")
     return [{"pci": g.pci, "device_id": g.device_id, "driver": g.driver,
              "gfx_target": g.gfx.target if g.gfx else None, "kfd_node": g.kfd_node}
             for g in ctx.facts.amd_gpus]

@@ -183,11 +183,11 @@ def gpu_programs(facts: HostFacts) -> GpuPrograms:
             loose.append((pid, comm, None))
     services = []
     for name in names[:MAX_UNIT_FILES]:
-        unit = read_service(facts, name)
-        if unit is None:
+        service = read_service(facts, name)
+        if service is None:
             continue
-        unit.pids = [pid for pid, u in by_pid.items() if u == name]
-        services.append(unit)
+        service.pids = [pid for pid, u in by_pid.items() if u == name]
+        services.append(service)
     result = GpuPrograms(services, loose)
     facts._rocmdesk_gpu_programs = result  # type: ignore[attr-defined]
     return result

@@ -289,8 +289,9 @@ def _health_families(labelled: list[tuple[list[str], GpuSample]], names: list[st
             value = _finite(link.get(key))
             if value is not None:
                 family.add_metric(labels, value)
-        if _finite(sample.energy_j) is not None:
-            energy.add_metric(labels, sample.energy_j)
+        joules = _finite(sample.energy_j)
+        if joules is not None:
+            energy.add_metric(labels, joules)
     yield from (throttled, reason, uncorrect, correct, blocks, pages, speed, width, max_width, energy)
     yield _by_name("rocmdesk_gpu_rail_power_watts", "Power by rail (APU: gfx, soc, cpu…)", "rail",
                    "power_w_by_rail", 1.0, labelled, names)

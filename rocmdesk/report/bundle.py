@@ -417,6 +417,21 @@ def history_text(recording: Any, minutes: float) -> tuple[str, float]:
 # ==============================================================================================
 
 
+OPEN_MAX_HEADER_BYTES = 1 << 20  # one PAX or GNU long-name header: capture's are under 4 KB
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose extended header (PAX, GNU long name) is refused before tarfile reads it whole:
+    a 200 MiB PAX comment held 640 MB of memory while it was parsed."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+                         tarfile.GNUTYPE_LONGLINK) and self.size > OPEN_MAX_HEADER_BYTES:
+            raise BundleError(f"a member has an extended header of {self.size} bytes (more than "
+                              f"{OPEN_MAX_HEADER_BYTES >> 20} MiB): refused")
+        return super()._proc_member(tarfile_)
+
+
 class _CountingReader(io.RawIOBase):
     """A read-only stream that refuses to give more than ``limit`` bytes (decompression bombs)."""
 
@@ -580,7 +595,7 @@ def _unpack(raw: Any, folder: str) -> Manifest:
     try:
         gz = gzip.GzipFile(fileobj=raw, mode="rb")
         counted = io.BufferedReader(_CountingReader(gz, OPEN_MAX_TOTAL_BYTES), buffer_size=1 << 16)
-        tar = tarfile.open(fileobj=counted, mode="r|")
+        tar = tarfile.open(fileobj=counted, mode="r|", tarinfo=_BoundedTarInfo)
     except (tarfile.TarError, gzip.BadGzipFile, OSError, EOFError, zlib.error) as exc:
         raise BundleError(f"damaged or not a bundle: not a readable gzip-compressed tar archive ({exc})") from exc
     manifest: Manifest | None = None

@@ -21,7 +21,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmdesk.diagnosis.initramfs_listing import list_image_lines, module_records
+from rocmdesk.diagnosis.runner import diagnose
 from rocmdesk.host import (
+    DEFAULT_MAX_BYTES,
     CommandResult,
     CommandRunner,
     HostReadError,
@@ -33,6 +36,7 @@ from rocmdesk.host import (
 from rocmdesk.report import filters
 from rocmdesk.report.redact import KFD_ID_KEYS, SERIAL_FILE_NAMES
 from rocmdesk.telemetry.accounts import parse_group, parse_passwd, parse_proc_status
+from rocmdesk.telemetry.backends.sysfs import SysfsBackend
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +90,11 @@ class RecordingRoot(HostRoot):
         self.note(host_path, "touch")
         return super().real_path(host_path)
 
-    def read_text(self, host_path, max_bytes=HostRoot.read_text.__defaults__[0]):
+    def read_text(self, host_path, max_bytes=DEFAULT_MAX_BYTES):
         self.note(host_path, "read")
         return super().read_text(host_path, max_bytes)
 
-    def read_bytes(self, host_path, max_bytes=HostRoot.read_bytes.__defaults__[0]):
+    def read_bytes(self, host_path, max_bytes=DEFAULT_MAX_BYTES):
         self.note(host_path, "read")
         return super().read_bytes(host_path, max_bytes)
 
@@ -139,21 +143,16 @@ def observe(root: HostRoot, python_envs: Sequence[str] = (), runner: CommandRunn
     snapshot = None
     rec.reason = "read by GPU discovery and the sysfs backend"
     try:
-        from rocmdesk.telemetry.backends.sysfs import SysfsBackend
-    except ImportError:
-        notes.append("the sysfs backend is not available in this build: GPU files come from the explicit list")
-    else:
+        backend = SysfsBackend(rec)
+        backend.discover()
+        snapshot = backend.sample()
         try:
-            backend = SysfsBackend(rec)
-            backend.discover()
-            snapshot = backend.sample()
-            try:
-                snapshot.processes = backend.processes()
-            except Exception as exc:  # per-process use is optional
-                log.info("processes not captured: %s", exc)
-            backend.close()
-        except Exception as exc:  # (a bundle of a broken machine is the point)
-            notes.append(f"sampling failed: {type(exc).__name__}: {exc}")
+            snapshot.processes = backend.processes()
+        except Exception as exc:  # per-process use is optional
+            log.info("processes not captured: %s", exc)
+        backend.close()
+    except Exception as exc:  # (a bundle of a broken machine is the point)
+        notes.append(f"sampling failed: {type(exc).__name__}: {exc}")
     rec.assign_pending("read by GPU discovery and the sysfs backend")
     diagnosis = None
     if diagnose_fn is None:
@@ -176,23 +175,8 @@ def observe(root: HostRoot, python_envs: Sequence[str] = (), runner: CommandRunn
 
 
 def diagnosis_function() -> Callable[..., Any]:
-    """``rocmdesk.diagnosis.runner.diagnose``, or the engine run directly when that is not there."""
-    try:
-        from rocmdesk.diagnosis.runner import diagnose
-    except ImportError:
-        return _engine_diagnose
+    """The diagnosis a capture runs (tests pass their own ``diagnose_fn`` instead)."""
     return diagnose
-
-
-def _engine_diagnose(root: HostRoot, runner: CommandRunner | None = None, python_envs: Sequence[str] = (),
-                     progress: Callable[..., Any] | None = None) -> dict:
-    from rocmdesk.diagnosis.context import DiagnosisContext
-    from rocmdesk.diagnosis.engine import run_checks
-
-    ctx = DiagnosisContext(root, runner=runner, python_env_paths=tuple(python_envs))
-    results = run_checks(ctx, progress=progress)
-    return {"checks": [r.to_json() for r in results],
-            "findings": [f.to_json() for r in results for f in r.findings]}
 
 
 def _commands_json(runner: CommandRunner) -> dict[str, dict]:
@@ -618,11 +602,6 @@ def _initramfs_listings(root: HostRoot, col: Collector) -> list[tuple[str, str, 
     images = [n for n in root.listdir("/boot") if filters.is_initramfs_name(n)]
     if not images:
         return out
-    try:
-        from rocmdesk.diagnosis.initramfs_listing import list_image_lines
-    except ImportError:
-        col.notes.append("no initramfs reader in this build: initramfs listings not captured")
-        return out
     for name in images:
         host = f"/boot/{name}"
         try:
@@ -641,7 +620,6 @@ def _module_records(root: HostRoot, col: Collector) -> dict | None:
     kver = (root.try_read_text("/proc/sys/kernel/osrelease") or "").strip()
     if not kver or "/" in kver:
         return None
-    from rocmdesk.diagnosis.initramfs_listing import module_records
 
     records = module_records(root, kver)
     if not records["modules"] and not records["notes"]:

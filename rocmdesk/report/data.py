@@ -16,6 +16,7 @@ from typing import Any
 from rocmdesk import __version__
 from rocmdesk.host import HostRoot
 from rocmdesk.report.svg_charts import CHARTS, series_of
+from rocmdesk.telemetry.discovery import discover_gpus
 from rocmdesk.wording import NA, recorded_text
 
 log = logging.getLogger(__name__)
@@ -106,10 +107,6 @@ def system_summary(root: HostRoot, gpus: Sequence[dict[str, Any]]) -> list[tuple
 
 
 def _gpus(root: HostRoot) -> list[dict[str, Any]]:
-    try:
-        from rocmdesk.telemetry.discovery import discover_gpus
-    except ImportError:
-        return []
     try:
         return [g.to_json() for g in discover_gpus(root)]
     except Exception as exc:  # a report of a broken machine must still be written

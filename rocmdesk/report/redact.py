@@ -30,7 +30,7 @@ import os
 import re
 import secrets
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rocmdesk.host import HostRoot
@@ -311,7 +311,7 @@ def _as_int(value: str) -> int | None:
     return None
 
 
-def _int_spellings(number: int) -> Iterable[tuple[str, object]]:
+def _int_spellings(number: int) -> Iterable[tuple[str, Callable[[int], str]]]:
     yield str(number), str
     yield f"{number:x}", lambda n: f"{n:x}"
     yield f"{number:X}", lambda n: f"{n:X}"
@@ -331,7 +331,7 @@ def _reformat_like(original: str, number: int) -> str:
 # -- building a redactor from a machine ----------------------------------------------------------
 
 
-def redactor_for(root: HostRoot, extra_hostnames: Iterable[str] = (), extra_users: Mapping[str, str] = ()
+def redactor_for(root: HostRoot, extra_hostnames: Iterable[str] = (), extra_users: Mapping[str, str] | None = None
                  ) -> Redactor:
     """The redactor for a machine: its hostname, its people (regular accounts), their homes."""
     red = Redactor()
@@ -351,7 +351,7 @@ def redactor_for(root: HostRoot, extra_hostnames: Iterable[str] = (), extra_user
     for entry in root.listdir("/home"):
         if entry not in red.users and entry not in ("lost+found",):
             red.add_user(entry, f"/home/{entry}")
-    for name, home in dict(extra_users).items():
+    for name, home in dict(extra_users or {}).items():
         red.add_user(name, home)
     for path in ("/proc/sys/kernel/hostname", "/etc/hostname"):
         text = root.try_read_text(path)

@@ -162,7 +162,7 @@ class FdinfoScanner:
             cmdline = parse_cmdline(host.read_fd_text(os.path.join(base, "cmdline")))
         except OSError:
             cmdline = ""
-        return name or f"pid {pid}", cmdline, self._user(proc, str(pid))
+        return name or f"pid {pid}", cmdline, self._user(proc, str(pid)) if proc is not None else None
 
     def _scan_drm(self) -> list[ProcessUse]:
         proc = self._proc()

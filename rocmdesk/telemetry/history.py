@@ -185,6 +185,8 @@ class GpuHistory:
         if seconds is None:
             return tuple(slice(a, b) for a, b in segments)
         end = self.last_timestamp if now is None else now
+        if end is None:
+            return ()
         start_time = end - seconds
         out = []
         for a, b in segments:

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from rocmdesk.host import HostReadError, HostRoot
 
@@ -84,7 +85,7 @@ class HotplugMonitor:
         self.reason = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._monitor = None
+        self._monitor: Any = None  # a pyudev.Monitor while udev is watched
         self._known: set[str] = set()
 
     # -- lifecycle ------------------------------------------------------------------------------

@@ -189,7 +189,8 @@ class GpuSample:
         sample.pcie = pcie or None
         ras = data.get("ras")
         if isinstance(ras, dict):
-            blocks = ras.get("blocks") if isinstance(ras.get("blocks"), dict) else {}
+            found = ras.get("blocks")
+            blocks = found if isinstance(found, dict) else {}
             sample.ras = {"blocks": {str(k): {n: int(c) for n, c in _number_map(v).items()}
                                      for k, v in list(blocks.items())[:64]},
                           **{k: int(v) for k, v in _number_map(ras).items()

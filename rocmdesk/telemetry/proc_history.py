@@ -69,7 +69,8 @@ class ProcessHistory:
                 if len(self.tracks) >= self.max_processes and not self._evict(present):
                     continue
                 track = self.tracks[key] = ProcessTrack(
-                    key, p, *(deque(maxlen=self.max_points) for _ in range(4)))
+                    key, p, deque(maxlen=self.max_points), deque(maxlen=self.max_points),
+                    deque(maxlen=self.max_points), deque(maxlen=self.max_points))
             elif track.times and now <= track.times[-1]:
                 continue  # the clock went back, or the same snapshot twice: times stay increasing
             track.last, track.seen_at, track.gone_at = p, now, None

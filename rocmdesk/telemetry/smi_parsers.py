@@ -110,8 +110,8 @@ def extract_json(text: str, tool: str) -> Any:
         doc = stripped[match.start():]
         try:
             return decoder.raw_decode(doc)[0]
-        except json.JSONDecodeError as exc:
-            first_error = first_error or (doc, exc)
+        except json.JSONDecodeError as error:
+            first_error = first_error or (doc, error)
     if first_error is None:
         raise ToolOutputError(f"{tool} did not print JSON: '{_short(stripped.splitlines()[0], 80)}'")
     doc, exc = first_error
@@ -240,6 +240,12 @@ def parse_rocm_smi_card(card: str, fields: Mapping[str, Any]) -> ToolGpu:
     _rocm_smi_power(gpu, fields)
     _rocm_smi_scalars(gpu, fields)
     return gpu
+
+
+def _mapping_at(entry: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """entry[key] when it is a JSON object, else an empty one (tools print a string or null there too)."""
+    value = entry.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _hex_or_none(value: Any) -> int | None:
@@ -445,7 +451,7 @@ def parse_amd_smi_list(stdout: str, stderr: str = "") -> dict[str, str]:
     check_amd_smi_failure(stdout, stderr)
     out = {}
     for position, entry in enumerate(amd_smi_entries(extract_json(stdout, "amd-smi"))):
-        bus = entry.get("bus") if isinstance(entry.get("bus"), dict) else {}
+        bus = _mapping_at(entry, "bus")
         pci = normalize_pci(entry.get("bdf")) or normalize_pci(bus.get("bdf"))
         if pci:
             out[_gpu_index(entry, position)] = pci
@@ -462,14 +468,14 @@ def parse_amd_smi_static(stdout: str, stderr: str = "") -> dict[str, ToolGpu]:
     out: dict[str, ToolGpu] = {}
     for position, entry in enumerate(amd_smi_entries(extract_json(stdout, "amd-smi"))):
         gpu = ToolGpu(tool_id=_gpu_index(entry, position))
-        bus = entry.get("bus") if isinstance(entry.get("bus"), dict) else {}
+        bus = _mapping_at(entry, "bus")
         gpu.pci = normalize_pci(entry.get("bdf")) or normalize_pci(bus.get("bdf"))
-        asic = entry.get("asic") if isinstance(entry.get("asic"), dict) else {}
+        asic = _mapping_at(entry, "asic")
         name = asic.get("market_name")
         if isinstance(name, str) and name.strip() and not is_na(name):
             gpu.name = name.strip()
         gpu.device_id = _hex_or_none(asic.get("device_id"))
-        vbios = entry.get("vbios") if isinstance(entry.get("vbios"), dict) else {}
+        vbios = _mapping_at(entry, "vbios")
         for vkey in ("version", "vbios_version", "part_number"):
             text = vbios.get(vkey)
             if isinstance(text, str) and text.strip() and not is_na(text):
@@ -607,7 +613,7 @@ def amd_smi_metric_gpus(entries: list[dict]) -> list[ToolGpu]:
     gpus = []
     for position, entry in enumerate(entries):
         gpu = ToolGpu(tool_id=_gpu_index(entry, position))
-        bus = entry.get("bus") if isinstance(entry.get("bus"), dict) else {}
+        bus = _mapping_at(entry, "bus")
         gpu.pci = normalize_pci(entry.get("bdf")) or normalize_pci(bus.get("bdf"))
         _amd_smi_temperatures(gpu, entry)
         power, why = _section(entry, "power")

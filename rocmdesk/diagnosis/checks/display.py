@@ -185,13 +185,13 @@ def xorg_driver_conflict(ctx):
         for section in parse_xorg_conf(text, path):
             if section.kind.lower() not in ("device", "outputclass") or not section.driver:
                 continue
-            ev = Evidence(section.driver_text, path, section.driver_line)
+            line_ev = Evidence(section.driver_text, path, section.driver_line)
             if section.driver == "nvidia" and not has_nvidia and _nvidia_section_applies(section):
-                by_file.setdefault(path, []).append(ev)
+                by_file.setdefault(path, []).append(line_ev)
                 reasons.append(f'{path} forces Driver "nvidia" but this machine has no NVIDIA GPU')
             elif (section.driver in WRONG_ON_AMDGPU and on_amdgpu
                   and _applies_to_amdgpu(section, amdgpu_devices)):
-                by_file.setdefault(path, []).append(ev)
+                by_file.setdefault(path, []).append(line_ev)
                 reasons.append(f'{path} forces Driver "{section.driver}" on a GPU driven by the amdgpu kernel driver')
     log_ev: list[Evidence] = []
     log_kinds: set[str] = set()

@@ -72,8 +72,8 @@ def amdgpu_dkms_not_built(ctx):
     if state is None:
         state = DkmsState(source="(no DKMS tree)")
     if kver in state.installed or facts.dkms_amdgpu_modules():
-        version = state.installed.get(kver, "")
-        return Passed(f"DKMS amdgpu {version} is built and installed for {kver}".replace("  ", " "))
+        built = state.installed.get(kver, "")
+        return Passed(f"DKMS amdgpu {built} is built and installed for {kver}".replace("  ", " "))
     version = _newest(state.versions) or (package[1].split(":", 1)[-1] if package else None)
     ev: list[Evidence] = []
     if package is not None:
@@ -107,7 +107,7 @@ def amdgpu_dkms_not_built(ctx):
         install = fam.install.format(pkg=pkg) if fam else f"install {pkg}"
         steps += [f"Install the headers of the running kernel: `{install}`.",
                   f"Build the module: `sudo dkms autoinstall -k {shlex.quote(kver)}`, then reboot."]
-    if too_new:
+    if too_new and base is not None:
         details.append(
             f"This amdgpu-dkms is AMD's backport of the Linux {base[0]}.{base[1]} driver"
             + (f" (ROCm {rocm})" if rocm else "")

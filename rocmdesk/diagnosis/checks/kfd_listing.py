@@ -24,6 +24,7 @@ import re
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import HostFacts
+from rocmdesk.diagnosis.kernel_log import SourcedLine
 from rocmdesk.diagnosis.kmod_config import module_param
 from rocmdesk.diagnosis.legacy_asics import BY_NAME, CIK, SI, LegacyAsic, asic_of
 from rocmdesk.diagnosis.model import Evidence, Severity
@@ -97,7 +98,7 @@ def kfd_gpu_not_listed(ctx):
     if not missing:
         return Passed(f"KFD lists every GPU amdgpu drives ({len(gpus)})")
     log_ = facts.kernel_log
-    lines = {"asic": [], "old": [], "hawaii": [], "atomics": []}
+    lines: dict[str, list[tuple[SourcedLine, re.Match[str]]]] = {"asic": [], "old": [], "hawaii": [], "atomics": []}
     if log_ is not None:
         for key, pattern in (("asic", _NOT_IN_KFD_RE), ("old", _OLD_NOT_SUPPORTED_RE), ("hawaii", _HAWAII_RE),
                              ("atomics", _ATOMICS_RE)):
@@ -129,7 +130,7 @@ def kfd_gpu_not_listed(ctx):
                        + ", and even then no current ROCm release ships gfx701 code: AMD dropped GCN 2 from ROCm "
                        "years ago (ROCm 1.9.2 was the last one reported to work on Hawaii). What works for compute: "
                        f"{_what_works(asic)}.")
-            steps = (f"For compute on this card use {RUSTICL}, or {VULKAN}.",
+            steps: tuple[str, ...] = (f"For compute on this card use {RUSTICL}, or {VULKAN}.",
                      "Only to experiment with KFD on it: add `amdgpu.exp_hw_support=1` to the kernel command line "
                      "(GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then `sudo update-grub` or "
                      "`sudo grub2-mkconfig -o /boot/grub2/grub.cfg`) and reboot; current ROCm still has no code "

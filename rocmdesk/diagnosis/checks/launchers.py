@@ -82,7 +82,7 @@ def _outcome(ctx, launcher: Launcher):
                                + STICK_WHY.get(launcher.kind, "")
                                + (f" Its torch backend for {launcher.preferred_torch[0]} is "
                                   f"{launcher.preferred_torch[1]}, not ROCm, so its updates install that build."
-                                  if _sm_not_rocm(launcher) else "")),
+                                  if _sm_not_rocm(launcher) and launcher.preferred_torch else "")),
                   fix_steps=STEPS[launcher.kind](url))
 
 

@@ -67,28 +67,29 @@ class ToolPoller:
             self._thread.start()
 
     def _loop(self) -> None:
-        if self.backend is None:
+        backend = self.backend
+        if backend is None:
             try:
-                self.backend = self._source()  # type: ignore[operator]
+                backend = self.backend = self._source()  # type: ignore[operator]
             except BackendError as exc:
                 with self._lock:
                     self._error, self._disabled = str(exc), True
                 self._first.set()
                 return
         try:
-            self._poll()
+            self._poll(backend)
         finally:
             # this thread closes what it uses: stop() may have given up waiting for a slow call
             # (or for the backend being built), and closing a library under a running call is unsafe
             self._close_backend()
 
-    def _poll(self) -> None:
+    def _poll(self, backend: Backend) -> None:
         while not self._stop.is_set():
             started = self._clock()
             with self._lock:
                 self._busy_since = started
             try:
-                snapshot = self.backend.sample()
+                snapshot = backend.sample()
                 with self._lock:
                     self._snapshot, self._taken_at, self._error = snapshot, self._clock(), None
             except BackendError as exc:
@@ -190,7 +191,7 @@ class AutoBackend(Backend):
         self.primary = primary if primary is not None else self._make_sysfs()
         sources: list[tuple[str, BackendSource]] = self._detect_tools() if detect_tools else []
         for source in extra or []:
-            sources.append((getattr(source, "name", None) or getattr(source, "__name__", "tool"), source))
+            sources.append((str(getattr(source, "name", None) or getattr(source, "__name__", "tool")), source))
         self.pollers = [ToolPoller(src, name, interval_s, clock) for name, src in sources]
         self._started = False
         self._discovered = False

@@ -32,9 +32,10 @@ class ToolBackend(Backend):
         self.root = root if root is not None else HostRoot("/")
         self.runner = runner if runner is not None else runner_for(self.root)
         self.timeout_s = timeout_s
-        self.path = path or self.runner.which(self.tool)
-        if not self.path:
+        found = path or self.runner.which(self.tool)
+        if not found:
             raise BackendError(f"{self.tool} is not installed")
+        self.path: str = found
         self.name = self.tool
         self._infos: dict[str, GpuInfo] = {}
 

@@ -296,3 +296,46 @@ def test_history_past_the_real_frame_limit_is_dropped_quickly(tmp_path, tmp_dir)
         t0 = time.perf_counter()
         assert opened.history is None and "more than 86400 frames" in opened.history_error
         assert time.perf_counter() - t0 < 20
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_the_window_gets_one_line_for_a_hostile_bundle(tmp_path, monkeypatch, case):
+    """``rocmdesk --open B``: the source fails with one line, which run_gui shows on the demo banner."""
+    from rocmdesk.ui.sources import startup_source
+
+    private = tmp_path / "private"
+    private.mkdir()
+    monkeypatch.setattr(__import__("tempfile"), "tempdir", str(private))
+    path = tmp_path / "b.tar.gz"
+    path.write_bytes(HOSTILE[case]())
+    with pytest.raises(BundleError) as info:
+        startup_source(open_bundle=str(path), backend="sysfs")
+    assert "\n" not in str(info.value)
+    assert list(private.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["b.tar.gz", "private"]
+
+
+def test_the_window_opens_a_bundle_with_a_garbage_history_with_na_values(tmp_path):
+    from rocmdesk.ui.sources import bundle_source
+
+    frame = {"temperature_c": {"edge": "hot", "junction": 50.0}, "unavailable": 5, "power_w": float("nan"),
+             "vram_used_bytes": 2 ** 70}
+    path = tmp_path / "b.tar.gz"
+    path.write_bytes(_history_bundle(hb.history_lines(3, frame=frame)))
+    source = bundle_source(str(path), "sysfs")
+    try:
+        sample = source.preload[-1].gpus[0]
+        assert sample.temperature_c == {"junction": 50.0} and "temperature_c.edge" in sample.unavailable
+        assert sample.power_w is None and sample.vram_used_bytes is None and "garbage" in sample.unavailable["power_w"]
+    finally:
+        source.bundle.close()
+
+
+@pytest.mark.parametrize("kind", [tarfile.XHDTYPE, tarfile.GNUTYPE_LONGNAME])
+def test_a_huge_extended_header_is_refused_before_it_is_read(tmp_path, tmp_dir, kind):
+    size = bundle_mod.OPEN_MAX_HEADER_BYTES + 1
+    info = tarfile.TarInfo("././@LongLink" if kind == tarfile.GNUTYPE_LONGNAME else "././@PaxHeader")
+    info.type, info.size = kind, size
+    header = info.tobuf(tarfile.GNU_FORMAT if kind == tarfile.GNUTYPE_LONGNAME else tarfile.USTAR_FORMAT)
+    payload = hb.bundle(hb.manifest([hb.file_entry("proc/x", b"1")]),
+                        [header + b"a" * size + bytes(-size % 512), hb.file_member("proc/x", b"1")])
+    _refused(tmp_path, tmp_dir, payload, "extended header")
