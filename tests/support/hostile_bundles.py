@@ -6,9 +6,18 @@ import gzip
 import hashlib
 import json
 import tarfile
+from pathlib import Path
 from typing import Any
 
+from rocmdesk.report.bundle import open_bundle
 from rocmdesk.report.manifest import FORMAT, HISTORY_NAME, MANIFEST_NAME
+
+
+def open_payload(tmp_path: Path, tmp_dir: Path, payload: bytes) -> Any:
+    """Write ``payload`` as a bundle beside the private folder and open it into that folder."""
+    path = tmp_path / "b.tar.gz"
+    path.write_bytes(payload)
+    return open_bundle(path, tmp_dir=str(tmp_dir))
 
 
 def manifest(entries: list[dict], **fields: Any) -> bytes:

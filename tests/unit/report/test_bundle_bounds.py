@@ -16,24 +16,12 @@ from rocmdesk.report import bundle as bundle_mod
 from rocmdesk.report.bundle import BundleError, open_bundle
 from rocmdesk.telemetry import recording as recording_mod
 from tests.support import hostile_bundles as hb
-
-
-@pytest.fixture
-def tmp_dir(tmp_path):
-    folder = tmp_path / "private"
-    folder.mkdir()
-    return folder
-
-
-def _open(tmp_path, tmp_dir, payload: bytes):
-    path = tmp_path / "b.tar.gz"
-    path.write_bytes(payload)
-    return open_bundle(path, tmp_dir=str(tmp_dir))
+from tests.support.hostile_bundles import open_payload
 
 
 def _refused(tmp_path, tmp_dir, payload: bytes, match: str) -> str:
     with pytest.raises(BundleError, match=match) as info:
-        _open(tmp_path, tmp_dir, payload)
+        open_payload(tmp_path, tmp_dir, payload)
     assert list(tmp_dir.iterdir()) == [], "the private folder must be removed after a refusal"
     assert "\n" not in str(info.value)
     return str(info.value)
@@ -82,7 +70,7 @@ def test_a_chain_of_links_resolving_outside_is_refused(tmp_path, tmp_dir):
 def test_links_to_links_inside_the_bundle_still_open(tmp_path, tmp_dir):
     payload = hb.simple_bundle({"sys/real/temp1_input": b"41000\n"}, dirs=["sys", "sys/real", "sys/b"],
                                links={"sys/a": "b/c", "sys/b/c": "../real", "sys/b/d": "c/../real/temp1_input"})
-    with _open(tmp_path, tmp_dir, payload) as opened:
+    with open_payload(tmp_path, tmp_dir, payload) as opened:
         assert opened.root.read_text("/sys/a/temp1_input") == "41000\n"
 
 
@@ -137,21 +125,22 @@ def _history_bundle(history: bytes) -> bytes:
 
 def test_history_frames_are_limited_with_a_message_naming_the_limit(tmp_path, tmp_dir, monkeypatch):
     monkeypatch.setattr(recording_mod, "MAX_FRAMES", 50)
-    with _open(tmp_path, tmp_dir, _history_bundle(hb.history_lines(51))) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle(hb.history_lines(51))) as opened:
         assert opened.history is None
         assert "50" in opened.history_error and "frames" in opened.history_error
-    with _open(tmp_path, tmp_dir, _history_bundle(hb.history_lines(50))) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle(hb.history_lines(50))) as opened:
         assert len(opened.history.frames) == 50
 
 
 def test_history_points_are_limited(tmp_path, tmp_dir, monkeypatch):
     monkeypatch.setattr(recording_mod, "MAX_POINTS", 100)
-    with _open(tmp_path, tmp_dir, _history_bundle(hb.history_lines(30, gpus=4))) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle(hb.history_lines(30, gpus=4))) as opened:
         assert opened.history is None and "100" in opened.history_error
 
 
 def test_history_gpus_are_limited(tmp_path, tmp_dir):
-    with _open(tmp_path, tmp_dir, _history_bundle(hb.history_lines(1, gpus=recording_mod.MAX_GPUS + 1))) as opened:
+    payload = _history_bundle(hb.history_lines(1, gpus=recording_mod.MAX_GPUS + 1))
+    with open_payload(tmp_path, tmp_dir, payload) as opened:
         assert opened.history is None and str(recording_mod.MAX_GPUS) in opened.history_error
 
 
@@ -159,7 +148,7 @@ def test_history_gpus_are_limited(tmp_path, tmp_dir):
 def test_history_times_must_be_finite_and_sane(tmp_path, tmp_dir, t):
     lines = hb.history_lines(2).decode().splitlines()
     lines[2] = lines[2].replace('"t":1', f'"t":{t}', 1)
-    with _open(tmp_path, tmp_dir, _history_bundle(("\n".join(lines) + "\n").encode())) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle(("\n".join(lines) + "\n").encode())) as opened:
         assert opened.history is None and "time" in opened.history_error
 
 
@@ -171,7 +160,7 @@ def test_history_times_must_be_finite_and_sane(tmp_path, tmp_dir, t):
                                     {"process_info": {"x": {}}}, {"process_info": {str(2 ** 70): {}}},
                                     {"process_info": [1]}])
 def test_history_header_fields_are_checked(tmp_path, tmp_dir, header):
-    with _open(tmp_path, tmp_dir, _history_bundle(hb.history_lines(3, header=header))) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle(hb.history_lines(3, header=header))) as opened:
         rec = opened.history
         if rec is None:
             assert opened.history_error
@@ -195,7 +184,7 @@ def test_history_header_fields_are_checked(tmp_path, tmp_dir, header):
     {"partition": {"compute": 5}},
 ])
 def test_history_values_are_checked_by_type_and_range(tmp_path, tmp_dir, frame):
-    with _open(tmp_path, tmp_dir, _history_bundle(hb.history_lines(2, frame=frame))) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle(hb.history_lines(2, frame=frame))) as opened:
         rec = opened.history
         assert rec is not None, opened.history_error
         sample = rec.snapshot(1, 0.0).gpus[0]
@@ -214,7 +203,7 @@ def test_process_rows_beyond_range_are_dropped(tmp_path, tmp_dir):
     lines = hb.history_lines(2).decode().splitlines()
     row = {"pid": 2 ** 70, "vram_bytes": 5}
     lines[2] = lines[2][:-1] + ',"processes":[' + json.dumps(row) + ',{"pid":7,"name":["x"],"pci":5}]}'
-    with _open(tmp_path, tmp_dir, _history_bundle(("\n".join(lines) + "\n").encode())) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle(("\n".join(lines) + "\n").encode())) as opened:
         rec = opened.history
         if rec is None:
             assert opened.history_error
@@ -292,7 +281,7 @@ def test_history_past_the_real_frame_limit_is_dropped_quickly(tmp_path, tmp_dir)
 
     head = hb.history_lines(1).decode().splitlines()[0]
     body = "\n".join(f'{{"t":{t},"gpus":[{{}}]}}' for t in range(recording_mod.MAX_FRAMES + 1))
-    with _open(tmp_path, tmp_dir, _history_bundle((head + "\n" + body + "\n").encode())) as opened:
+    with open_payload(tmp_path, tmp_dir, _history_bundle((head + "\n" + body + "\n").encode())) as opened:
         t0 = time.perf_counter()
         assert opened.history is None and "more than 86400 frames" in opened.history_error
         assert time.perf_counter() - t0 < 20

@@ -13,6 +13,7 @@ import pytest
 from rocmdesk.report import bundle as bundle_mod
 from rocmdesk.report.bundle import BundleError, open_bundle
 from rocmdesk.report.manifest import FORMAT, MANIFEST_NAME
+from tests.support.hostile_bundles import open_payload
 
 
 def _manifest(entries: list[dict]) -> bytes:
@@ -53,29 +54,18 @@ def _good_members() -> tuple[list, list[dict]]:
     return [_file("proc/modules", data)], [_entry("proc/modules", data)]
 
 
-@pytest.fixture
-def tmp_dir(tmp_path):
-    folder = tmp_path / "private"
-    folder.mkdir()
-    return folder
-
-
-def _open(tmp_path, tmp_dir, payload: bytes):
-    path = tmp_path / "b.tar.gz"
-    path.write_bytes(payload)
-    return open_bundle(path, tmp_dir=str(tmp_dir))
 
 
 def _refused(tmp_path, tmp_dir, payload: bytes, match: str) -> None:
     with pytest.raises(BundleError, match=match):
-        _open(tmp_path, tmp_dir, payload)
+        open_payload(tmp_path, tmp_dir, payload)
     assert list(tmp_dir.iterdir()) == [], "the private folder must be removed after a refusal"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.tar.gz", "private"], "nothing written outside"
 
 
 def test_a_valid_hand_made_bundle_opens(tmp_path, tmp_dir):
     members, entries = _good_members()
-    with _open(tmp_path, tmp_dir, _tar(members, _manifest(entries))) as opened:
+    with open_payload(tmp_path, tmp_dir, _tar(members, _manifest(entries))) as opened:
         assert opened.root.read_text("/proc/modules").startswith("amdgpu")
     assert list(tmp_dir.iterdir()) == []
 
