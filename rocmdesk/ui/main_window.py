@@ -461,10 +461,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.ctx.feed.frozen:  # the recording's own time, never the viewer's clock
             set_text(self.rate_label, _capital(self.ctx.feed.recorded_text()))
             return
+        if self.ctx.mode == "demo":  # a replay of a recording, not sampling (issue 10 demo flaw)
+            from rocmdesk.wording import demo_replay_text
+
+            target = (getattr(self.ctx, "extras", None) or {}).get("target")
+            captured = getattr(getattr(target, "machine", None), "captured", None)
+            set_text(self.rate_label, _capital(demo_replay_text(self.shown_demo(), captured)))
+            return
         set_text(self.rate_label, f"Sampling at {self.ctx.feed.rate_hz:g} Hz")
 
     def _update_age(self) -> None:
-        if self.ctx.feed.frozen:
+        if self.ctx.feed.frozen or self.ctx.mode == "demo":  # no "just now" for a recording
             set_text(self.age_label, "")
             self.age_label.hide()
             return
