@@ -21,7 +21,7 @@ from rocmdesk.diagnosis.gfx import (
     parse_override,
     suggested_override,
 )
-from rocmdesk.diagnosis.gpu_select import visible_devices_value
+from rocmdesk.diagnosis.gpu_select import agent_index, visible_devices_value
 from rocmdesk.diagnosis.model import Evidence, Severity
 from rocmdesk.diagnosis.override_plan import mixed_plan, right_value
 from rocmdesk.diagnosis.pci_kfd import GpuFact
@@ -150,16 +150,7 @@ def hsa_override_mismatch(ctx):
         if not wrong:
             fine.append(f"{s.name}={s.value} ({s.scope}) is in the family of every GPU it applies to")
             continue
-        lines = []
-        for g in wrong:
-            right = _right_value(g.gfx)
-            if right is not None:
-                advice = f"the right value is {right}"
-            elif is_supported(g.gfx.target):
-                advice = "it is supported natively and needs no override"
-            else:
-                advice = "no override makes ROCm work on it (see gpu-not-supported-by-rocm)"
-            lines.append(f"{s.value} is {version.family}, but GPU {_describe(g)} is {g.gfx.family}; {advice}.")
+        lines = [_wrong_sentence(facts, s.value, version, group) for group in _by_target(wrong)]
         if not m and len({g.gfx.family for g in gpus}) > 1:
             lines.append(f"This machine mixes GPU families: use one {OVERRIDE}_<KFD node id> per GPU instead "
                          "of the global variable.")
@@ -168,6 +159,53 @@ def hsa_override_mismatch(ctx):
         outcomes.append((s.name, Failed(evidence=[setting_evidence(s)], subject=s.scope, details=" ".join(lines),
                                         fix_steps=change_steps(s, wanted))))
     return merge_by_variable(outcomes) or Passed("; ".join(fine))
+
+
+def _by_target(gpus: list[GpuFact]) -> list[list[GpuFact]]:
+    """The GPUs grouped by gfx target, in the order their first member appears: identical GPUs get one sentence."""
+    groups: dict[str, list[GpuFact]] = {}
+    for g in gpus:
+        groups.setdefault(g.gfx.target if g.gfx else "?", []).append(g)
+    return list(groups.values())
+
+
+def _numbers(values: list[int]) -> str:
+    """0, 1, 2, 3, 5 -> "0–3, 5": runs of consecutive numbers as ranges."""
+    runs: list[list[int]] = []
+    for v in sorted(set(values)):
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" if len(r) > 2 else f"{r[0]}, {r[1]}"
+                     for r in runs)
+
+
+def _wrong_sentence(facts: HostFacts, value: str, version: GfxVersion, group: list[GpuFact]) -> str:
+    """Why ``value`` is wrong for the GPUs of one gfx target: one sentence for the group, not one per GPU (eight
+    identical MI300X would otherwise read the same sentence eight times)."""
+    gfx = group[0].gfx
+    assert gfx is not None
+    right = _right_value(gfx)
+    one = len(group) == 1
+    if right is not None:
+        advice = f"the right value is {right}"
+    elif is_supported(gfx.target):
+        advice = ("it is supported natively and needs no override" if one
+                  else "they are supported natively and need no override")
+    else:
+        advice = f"no override makes ROCm work on {'it' if one else 'them'} (see gpu-not-supported-by-rocm)"
+    if one:
+        return f"{value} is {version.family}, but GPU {_describe(group[0])} is {gfx.family}; {advice}."
+    product = PRODUCTS.get(gfx.target)
+    indices = [agent_index(facts, g) for g in group]
+    nodes = [g.kfd_node for g in group]
+    if all(i is not None for i in indices) and all(n is not None for n in nodes):
+        who = (f"GPUs {_numbers([i for i in indices if i is not None])} ({gfx.target}"
+               f"{', ' + product if product else ''}; KFD nodes {_numbers([n for n in nodes if n is not None])})")
+    else:
+        who = f"{len(group)} GPUs ({gfx.target}{', ' + product if product else ''}: {', '.join(g.pci for g in group)})"
+    return f"{value} is {version.family}, but {who} are {gfx.family}; {advice}."
 
 
 def _unsafe_finding(facts: HostFacts, s: EnvSetting, version: GfxVersion, targets: list[GpuFact]) -> Failed | None:
