@@ -510,13 +510,16 @@ class MainWindow(QtWidgets.QMainWindow):
     def save_screenshot(self, path: str | None = None, whole_window: bool = False) -> str | None:
         """Save a PNG of the current tab (or the whole window); returns the path, None on failure."""
         path = path or self.default_screenshot_path()
-        pixmap = self.grab() if whole_window else self.grab_tab()
+        from rocmdesk.ui.na_notes import with_na_notes
+
+        shown = self if whole_window else self.tabs.currentWidget()
+        image = with_na_notes(shown, shown.grab()).image  # a PNG has no tooltips: N/A reasons go on it
         try:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         except OSError as exc:
             self.statusBar().showMessage(f"Screenshot not saved: {exc}", 8000)
             return None
-        if not pixmap.save(path, "PNG"):
+        if not image.save(path, "PNG"):
             self.statusBar().showMessage(f"Screenshot not saved: cannot write {path}", 8000)
             return None
         self.statusBar().showMessage(f"Screenshot saved to {path}", 8000)
