@@ -26,4 +26,5 @@ if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 export QT_QPA_PLATFORM=offscreen
 .venv/bin/ruff check rocmdesk tests benchmarks tools helper/rocmdesk-helper
 .venv/bin/lint-imports
+.venv/bin/mypy  # the Qt-free packages ([tool.mypy] in pyproject.toml)
 .venv/bin/python -m pytest "$@"

@@ -232,8 +232,8 @@ def amdgpu_blacklisted(ctx):
                 outcomes.append(Failed(
                     evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, key)], subject="/proc/cmdline",
                     fix=Fix("remove-kernel-arg", True, tuple(steps)),
-                    **({"severity": Severity.INFO, "details": _builtin_blacklist_note(builtin)}
-                       if builtin is not None else {})))
+                    severity=Severity.INFO if builtin is not None else None,
+                    details=_builtin_blacklist_note(builtin) if builtin is not None else None))
     if outcomes:
         return outcomes
     looked = facts.modprobe_dirs
@@ -372,10 +372,10 @@ def secure_boot_blocks_dkms(ctx):
     if not modules:
         return Passed(f"no DKMS amdgpu module for {facts.kernel_release} (the in-tree driver is used)")
     enabled, sb_text = facts.secure_boot
-    sb_path = SECURE_BOOT_VAR
+    sb_path: str | None = SECURE_BOOT_VAR
     state, state_why = facts.mokutil("--sb-state") if enabled is not False else (None, "")
     sb_enabled, shim_off = parse_mokutil_sb_state(state.stdout) if state is not None else (None, False)
-    if enabled is None and sb_enabled is not None:  # efivar unreadable: mokutil reads the same variable
+    if enabled is None and sb_enabled is not None and state is not None:  # efivar unreadable: mokutil reads it too
         enabled, sb_text, sb_path = sb_enabled, _first_line(state.stdout), _output_path(state)
     if enabled is None:
         refused = ([line for line, _m in facts.kernel_log.grep(_KEY_REJECTED_RE)[:MAX_EVIDENCE]]
@@ -416,15 +416,15 @@ def secure_boot_blocks_dkms(ctx):
         details = [f"The DKMS signing key {key} is enrolled, so Secure Boot accepts modules signed with it: "
                    "the missing signature key is probably not why amdgpu is not loaded. Look at the other Driver "
                    "checks (amdgpu-not-loaded, firmware-load-failure) and the kernel log."]
-        steps = ["Look for the reason in the kernel messages: `sudo dmesg | grep -iE 'amdgpu|module'`.",
-                 "Try loading it and read the error: `sudo modprobe amdgpu`."]
+        checks = ["Look for the reason in the kernel messages: `sudo dmesg | grep -iE 'amdgpu|module'`.",
+                  "Try loading it and read the error: `sudo modprobe amdgpu`."]
         if rejected:
             details.append("The kernel log still shows a module refused for its signature: this module was "
                            "signed with another key than the enrolled one (a key made again after enrolling).")
-            steps.insert(0, "Rebuild the module so DKMS signs it with the enrolled key: reinstall amdgpu-dkms "
+            checks.insert(0, "Rebuild the module so DKMS signs it with the enrolled key: reinstall amdgpu-dkms "
                             "(`sudo apt install --reinstall amdgpu-dkms` or `sudo dnf reinstall amdgpu-dkms`), "
                             "then reboot.")
-        return Failed(evidence=ev, severity=Severity.WARNING, details=" ".join(details), fix_steps=tuple(steps),
+        return Failed(evidence=ev, severity=Severity.WARNING, details=" ".join(details), fix_steps=tuple(checks),
                       title="Secure Boot is on and the DKMS signing key is enrolled, but amdgpu is not loaded")
     if enrolled == "pending":
         return Failed(evidence=ev, title=SIGNED_TITLE_PENDING,

@@ -80,6 +80,12 @@ def _gpus_with_gfx(facts: HostFacts) -> list[GpuFact]:
     return [g for g in facts.amd_gpus if g.gfx is not None]
 
 
+def _gfx(gpu: GpuFact) -> GfxVersion:
+    """The gfx version of a GPU taken from :func:`_gpus_with_gfx` (which has one by construction)."""
+    assert gpu.gfx is not None
+    return gpu.gfx
+
+
 def _describe(gpu: GpuFact) -> str:
     product = PRODUCTS.get(gpu.gfx.target) if gpu.gfx else None
     node = f", KFD node {gpu.kfd_node}" if gpu.kfd_node is not None else ""
@@ -137,7 +143,7 @@ def hsa_override_mismatch(ctx):
         if unsafe is not None:
             outcomes.append((s.name, unsafe))
             continue
-        wrong = [g for g in targets if g.gfx != version and g.gfx.family != version.family]
+        wrong = [g for g in targets if g.gfx != version and _gfx(g).family != version.family]
         if not m and wrong and len(wrong) < len(targets):
             # right for some GPUs, wrong for others: never move the value to another GPU's (issue 12, item 1)
             plan = mixed_plan(facts, s.value, version, targets, facts.rocm_version,
@@ -151,10 +157,10 @@ def hsa_override_mismatch(ctx):
             fine.append(f"{s.name}={s.value} ({s.scope}) is in the family of every GPU it applies to")
             continue
         lines = [_wrong_sentence(facts, s.value, version, group) for group in _by_target(wrong)]
-        if not m and len({g.gfx.family for g in gpus}) > 1:
+        if not m and len({_gfx(g).family for g in gpus}) > 1:
             lines.append(f"This machine mixes GPU families: use one {OVERRIDE}_<KFD node id> per GPU instead "
                          "of the global variable.")
-        right_values = {_right_value(g.gfx) for g in wrong}
+        right_values = {_right_value(_gfx(g)) for g in wrong}
         wanted = right_values.pop() if len(right_values) == 1 else None
         outcomes.append((s.name, Failed(evidence=[setting_evidence(s)], subject=s.scope, details=" ".join(lines),
                                         fix_steps=change_steps(s, wanted))))
@@ -293,9 +299,10 @@ def hsa_override_suggested(ctx):
     has_global = any(s.name == OVERRIDE for s in settings)
     node_set = {int(m.group(1)) for s in settings if (m := _NODE_OVERRIDE_RE.match(s.name))}
     outcomes: list = []
-    families = {g.gfx.family for g in gpus}
+    families = {_gfx(g).family for g in gpus}
     for gpu in gpus:
-        target = gpu.gfx.target
+        gfx = _gfx(gpu)
+        target = gfx.target
         suggestion = suggested_override(target)
         if is_supported(target) or suggestion is None:
             continue
@@ -312,7 +319,7 @@ def hsa_override_suggested(ctx):
         if len(families) > 1:
             details += (f" This machine mixes GPU families, so set it only for this GPU's KFD node "
                         f"({var}), not globally.")
-        ev = [Evidence(f"gfx_target_version {gpu.gfx.major * 10000 + gpu.gfx.minor * 100 + gpu.gfx.step} "
+        ev = [Evidence(f"gfx_target_version {gfx.major * 10000 + gfx.minor * 100 + gfx.step} "
                        f"({target})", f"/sys/class/kfd/kfd/topology/nodes/{gpu.kfd_node}/properties")
               if gpu.kfd_node is not None else Evidence(f"{gpu.pci} is {target}")]
         outcomes.append(Failed(evidence=ev, subject=gpu.pci, details=details, fix_steps=steps))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+import sys
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -30,9 +31,9 @@ from rocmdesk.diagnosis.torch_index import (
 )
 from rocmdesk.host import HostReadError
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10 has no TOML reader: pyproject.toml pins are not read there
     tomllib = None
 
 log = logging.getLogger(__name__)
@@ -184,6 +185,7 @@ def torch_wheel_mismatch(ctx):
                    f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} ")
         title = f"PyTorch is {kind}, not a ROCm build"
         python = env_python(env)
+        steps: tuple[str, ...]
         try:
             index, why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python)
         except NoWheelForPython as no_wheel:
