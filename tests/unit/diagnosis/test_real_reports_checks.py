@@ -299,6 +299,52 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
     assert "see initramfs-stale" in details and "modprobe amdgpu" not in details
 
 
+# -- gpu-ecc-errors ----------------------------------------------------------------------------------------------
+
+ECC = "gpu-ecc-errors"
+
+
+def dkms_boot(root: Path, kver: str, version: str) -> None:
+    """Boot ``kver`` with amdgpu-dkms ``version`` built and installed for it (and the image rebuilt after it)."""
+    set_kernel(root, kver)
+    sc.write(root, f"/usr/lib/modules/{kver}/updates/dkms/amdgpu.ko", b"\x7fELF")
+    sc.write(root, f"/usr/lib/modules/{kver}/modules.dep", "updates/dkms/amdgpu.ko: kernel/drivers/gpu/drm/drm.ko\n")
+    sc.append(root, "/var/lib/dpkg/status", sc.dpkg_entry("amdgpu-dkms", f"1:{version}", "all"))
+    install_matching_initramfs(root, kver)
+
+
+def test_legacy_1886_mi50_uncorrectable_athub_interrupt_in_dmesg(tmp_path):
+    """ROCm/legacy-rocm-build#1886: a Supermicro AS-4124GS-TNR node running an MI100 and an MI210 fine; its MI50
+    "stopped working", dmesg: "amdgpu 0000:e3:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT)
+    detected!", then "GPU reset begin!" (Ubuntu 22.04, kernel 5.15.0-57-generic, amdgpu-dkms 5.18.2.22.40).
+    The thread has no fix; AMD's advice for such a line (#1552, kentrussell): reseat and power-cycle, then the
+    vendor. rocmdesk must name the MI50 alone, from the log, since no RAS counters were pasted. Assumed: the MI210 at
+    03:00.0 and the MI100 at 43:00.0, ROCm 5.4.2, Secure Boot off (a server with DKMS loaded), no ras/ sysfs in the
+    rebuilt tree."""
+    root = reporter_machine(tmp_path / "r", [Gpu(90010, 0x740F, pci_class=0x038000),
+                                             Gpu(90008, 0x738C, pci="0000:43:00.0", pci_class=0x038000),
+                                             Gpu(90006, 0x66A1, pci="0000:e3:00.0", pci_class=0x038000)],
+                           rocm="5.4.2")
+    no_comfyui(root)
+    sc.write(root, "/etc/os-release", JAMMY)
+    sc.set_secure_boot(root, False)
+    dkms_boot(root, "5.15.0-57-generic", "5.18.2.22.40-1504718.22.04")
+    sc.write(root, "/var/log/kern.log", (root / "var/log/kern.log").read_text().replace(sc.KERNEL,
+                                                                                         "5.15.0-57-generic"))
+    sc.kernel_log(root, "amdgpu 0000:e3:00.0: amdgpu: MEM ECC is active.",
+                  "amdgpu 0000:e3:00.0: amdgpu: SRAM ECC is active.",
+                  "amdgpu 0000:e3:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!",
+                  "amdgpu 0000:e3:00.0: amdgpu: GPU reset begin!",
+                  "[drm] UVD VCPU state may lost due to RAS ERREVENT_ATHUB_INTERRUPT")
+    finding = only(diagnose(root), ECC)
+    assert finding.severity is Severity.ERROR and finding.subject == "0000:e3:00.0"
+    assert [e.text.split("] ", 1)[-1] for e in finding.evidence] == [
+        "amdgpu 0000:e3:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!"]
+    assert finding.evidence[0].path == "/var/log/kern.log"
+    steps = steps_of(finding)
+    assert "stop new work on this GPU" in steps and "reseat the card" in steps and "(RMA)" in steps
+
+
 # -- item 14: every check touched here names the reports it was verified against ----------------------------------
 
 REPORTS_TESTED = {
@@ -309,6 +355,7 @@ REPORTS_TESTED = {
     PRO: ("ROCm/legacy-rocm-build#551", "ROCm/legacy-rocm-build#860"),
     STALE: ("ROCm/gpu-operator#330",),
     BLACKLIST: ("ROCm/gpu-operator#330",),
+    ECC: ("ROCm/legacy-rocm-build#1886",),
 }
 
 
