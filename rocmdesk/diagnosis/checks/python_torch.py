@@ -594,15 +594,43 @@ def _upgrade_step(env: PythonEnv, gfx_targets) -> str:
 
 def _pynvml_dists(env: PythonEnv) -> list[tuple[str, str, str]]:
     out = []
-    for name in ("pynvml", "nvidia-ml-py", "nvidia-ml-py3"):
+    for name in PYNVML_NAMES:
         entry = env.packages.get(name)
         if entry:
             out.append((name, entry[0], entry[1]))
     return out
 
 
-def _pynvml_requirers(ctx, env: PythonEnv) -> list[Evidence]:
+_PYNVML_REQ_RE = re.compile(r"^Requires-Dist:\s*(pynvml|nvidia-ml-py3?)\b(.*)$", re.I | re.M)
+PYNVML_NAMES = ("pynvml", "nvidia-ml-py", "nvidia-ml-py3")
+
+
+def _installed_requirers(ctx, env: PythonEnv) -> list[Evidence]:
+    """Installed packages whose METADATA requires pynvml unconditionally: what pulled it in (DeepSpeed lists
+    nvidia-ml-py in its requirements, pytorch/pytorch#133259). Optional extras are left out: pip installs those only
+    when asked for."""
     out = []
+    for name, (version, dist) in sorted(env.packages.items()):
+        if name in PYNVML_NAMES or not dist.endswith(".dist-info"):
+            continue
+        path = f"{dist}/METADATA"
+        try:
+            text = ctx.root.read_text(path, REQUIREMENTS_MAX)
+        except HostReadError:
+            continue
+        for match in _PYNVML_REQ_RE.finditer(text):
+            if "extra" in match.group(2):
+                continue
+            number = text.count("\n", 0, match.start()) + 1
+            out.append(Evidence(f"{match.group(0).strip()} ({name} {version} pulls it in)", path, number))
+    return out[:MAX_REQUIRERS]
+
+
+MAX_REQUIRERS = 8
+
+
+def _pynvml_requirers(ctx, env: PythonEnv) -> list[Evidence]:
+    out = _installed_requirers(ctx, env)
     discovery = _envs(ctx)
     for comfy in discovery.comfyui:
         if comfy.env is not env:
