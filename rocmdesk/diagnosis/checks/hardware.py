@@ -7,6 +7,7 @@ snapshot or root folder is judged on its own recorded files.
 from __future__ import annotations
 
 import logging
+import re
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.model import Evidence, Severity
@@ -27,14 +28,57 @@ def _device(sample) -> str:
     return f"/sys/bus/pci/devices/{sample.info.pci}"
 
 
+# amdgpu_ras.c logs every uncorrectable event it handles: "<n> uncorrectable hardware errors detected in <block>
+# block" (newer RAS core: "... <n> new uncorrectable ...") and, for the fatal ATHUB interrupt, "uncorrectable hardware
+# error(ERREVENT_ATHUB_INTERRUPT) detected!" (ROCm/legacy-rocm-build#1886, MI50). "no uncorrectable hardware errors
+# detected in umc block" is the all-clear, so a count above zero is required.
+_UE_LOG_RE = re.compile(r"(?:^|\s)(\d+) (?:new )?uncorrectable hardware errors detected in (?:total in )?(\w+) block"
+                        r"|uncorrectable hardware error\((\w+)\) detected")
+_LOG_PCI_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])")
+MAX_LOG_LINES = 6
+
+
+def _logged_uncorrectable(ctx) -> dict[str | None, list[Evidence]]:
+    """This boot's kernel-log lines of uncorrectable RAS events, by the GPU's PCI address (None when the line does not
+    name one). The log keeps what the counters lose: they start again at zero when the driver reloads or the GPU is
+    reset, and a GPU whose RAS sysfs is missing (or left out of a snapshot) has no counters to read at all."""
+    facts = getattr(ctx, "facts", None)
+    log_ = getattr(facts, "kernel_log", None) if facts is not None and not ctx.is_wsl else None
+    if log_ is None:
+        return {}
+    out: dict[str | None, list[Evidence]] = {}
+    for line, match in log_.grep(_UE_LOG_RE):
+        if match.group(1) is not None and int(match.group(1)) == 0:
+            continue
+        pci = _LOG_PCI_RE.search(line.text)
+        out.setdefault(pci.group(1) if pci else None, []).append(Evidence(line.text, line.path, line.line))
+    return out
+
+
+def _log_only_outcomes(logged: dict[str | None, list[Evidence]]) -> list:
+    """Findings from the kernel log alone, for GPUs without readable RAS counters."""
+    outcomes = []
+    for pci, lines in logged.items():
+        outcomes.append(Failed(
+            evidence=lines[:MAX_LOG_LINES], subject=pci, severity=Severity.ERROR,
+            details=(f"The kernel log of this boot shows {len(lines)} uncorrectable hardware error event(s)"
+                     + (f" on {pci}" if pci else "") + "; this GPU's RAS counters (ras/*_err_count) are not "
+                     "readable here, so the log is the record.")))
+    return outcomes
+
+
 @check("gpu-ecc-errors", AREA)
 def gpu_ecc_errors(ctx):
     samples = [s for s in ctx.gpu_samples if s.ras is not None]
+    logged = _logged_uncorrectable(ctx)
     if not samples:
+        if logged:
+            return _log_only_outcomes(logged)
         return Skipped("no GPU here reports RAS (ECC) counters: only Instinct and some workstation GPUs have them")
     threshold = _bad_page_threshold(ctx)
     outcomes: list = []
     for sample in samples:
+        in_log = logged.pop(sample.info.pci, [])
         ras = sample.ras
         pages = ras.get("pages") or {}
         retired, pending = pages.get("retired", 0), pages.get("pending", 0)
@@ -44,11 +88,16 @@ def gpu_ecc_errors(ctx):
         if retired or pending:
             evidence.append(Evidence(f"{retired} retired, {pending} pending VRAM page(s)",
                                      f"{_device(sample)}/ras/gpu_vram_bad_pages"))
+        evidence += in_log[:MAX_LOG_LINES]
         near = threshold is not None and threshold > 0 and retired >= NEAR_THRESHOLD * threshold
-        if ras.get("uncorrectable", 0) > 0 or near:
+        if ras.get("uncorrectable", 0) > 0 or near or in_log:
             parts = []
             if ras.get("uncorrectable", 0):
                 parts.append(f"{ras['uncorrectable']} uncorrectable ECC error(s) since the driver loaded")
+            elif in_log:
+                parts.append(f"the kernel log of this boot shows {len(in_log)} uncorrectable hardware error "
+                             "event(s), though the counters read zero now (they start again when the driver "
+                             "reloads or the GPU is reset)")
             if near:
                 parts.append(f"{retired} retired pages of the driver's limit of {threshold} "
                              f"(amdgpu.bad_page_threshold)")
@@ -64,6 +113,7 @@ def gpu_ecc_errors(ctx):
                              "steady rise, or any uncorrectable error, is when to act."),
                 fix_steps=("Record the counts (rocmdesk sample --json, or amd-smi metric --ecc) and compare "
                            "them next week.",)))
+    outcomes += _log_only_outcomes(logged)  # log lines of GPUs without counters (or naming none)
     if not outcomes:
         return Passed(f"{len(samples)} GPU(s) report no ECC errors and no retired pages")
     return outcomes

@@ -12,6 +12,7 @@ from rocmdesk.diagnosis.model import Severity, Status
 from rocmdesk.host import HostReadError, HostRoot, ReadFailure, RecordedRunner
 from tests.support import scenarios as sc
 from tests.support.host_faults import deny_reads
+from tests.support.initramfs_images import install_matching_initramfs
 from tests.support.scenarios import only_finding
 
 
@@ -109,6 +110,32 @@ def test_blacklist_while_loaded_is_a_warning(root):
     finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
     assert finding.severity is Severity.WARNING
     assert "loaded right now" in finding.explanation
+
+
+def test_blacklist_written_after_the_image_says_the_image_loaded_amdgpu(root):
+    # the image holds amdgpu and no copy of the newer file: the boot loaded amdgpu from it (ROCm/gpu-operator#330)
+    path = sc.blacklist_amdgpu(root)
+    image = root / f"boot/initrd.img-{sc.KERNEL}"
+    os.utime(path, (image.stat().st_mtime + 600,) * 2)
+    details = only_finding(sc.run_check(root, "amdgpu-blacklisted")).explanation.split("\n\n")[-1]
+    assert details.startswith("amdgpu is loaded right now because the initramfs loaded it at boot")
+    assert "not /etc/modprobe.d/blacklist-amdgpu.conf, which was written after the image was built" in details
+    assert "modprobe amdgpu" not in details
+
+
+def test_blacklist_already_in_the_image_while_loaded_means_an_explicit_modprobe(root):
+    sc.blacklist_amdgpu(root)
+    install_matching_initramfs(root, sc.KERNEL)  # rebuilt after the line: the image blacklists amdgpu too
+    details = only_finding(sc.run_check(root, "amdgpu-blacklisted")).explanation.split("\n\n")[-1]
+    assert "something ran `modprobe amdgpu` explicitly" in details and "initramfs" not in details
+
+
+def test_image_copy_without_the_line_is_named(root):
+    sc.blacklist_amdgpu(root, line="options amdgpu ppfeaturemask=0xfff7bfff")
+    install_matching_initramfs(root, sc.KERNEL)  # the image's copy of the file has no blacklist line
+    sc.blacklist_amdgpu(root)
+    details = only_finding(sc.run_check(root, "amdgpu-blacklisted")).explanation.split("\n\n")[-1]
+    assert "its copy of /etc/modprobe.d/blacklist-amdgpu.conf does not blacklist it" in details
 
 
 @pytest.mark.parametrize("line", ["# blacklist amdgpu", "blacklist amdgpu_foo", "blacklist radeon",
