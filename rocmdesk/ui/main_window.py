@@ -200,6 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_rate_label()
         self._update_age()
         self.alerts = DesktopAlerts(ctx, self)
+        self.menuBar().insertMenu(self.menuBar().actions()[0], self.alerts.settings_menu(self))  # before Help
 
     # -- tabs ------------------------------------------------------------------------------------------
     def add_tab(self, widget: QtWidgets.QWidget, title: str, key: str | None = None,
