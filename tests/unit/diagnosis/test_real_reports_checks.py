@@ -376,6 +376,83 @@ def test_lact_334_rx_7800_xt_slot_link_is_on_the_cards_switch(tmp_path):
                                  "runs.",)
 
 
+# -- small-bar ----------------------------------------------------------------------------------------------------
+
+SMALL_BAR = "small-bar"
+PRO_DUO = 0x67C4  # Radeon Pro Duo (Polaris 10), two GPUs of 16 GiB per board
+
+
+def test_amdgpu_78_radeon_pro_duos_left_with_256_mb_bars(tmp_path):
+    """ROCm/amdgpu#78: five Radeon Pro Duo (Polaris) on a Gigabyte MZ31 with an EPYC 7551P: "a bunch of amdgpu
+    0000:69:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]", then "BAR 0: assigned [mem
+    0x2bfb0000000-0x2bfbfffffff 64bit pref]" (256 MB); rocminfo lists all 14 nodes, "everything does work, just in
+    this compromised state". AMD (fxkamd): the driver tries to resize the BAR, which fails on multi-GPU systems for
+    lack of PCI resources; the GPU works with the 256 MB BAR, and ROCm then disables direct CPU and peer access to
+    VRAM. rocmdesk: information, the failed resize named, the firmware's Above 4G Decoding as the way. Assumed: one
+    board of the five (its two GPUs at 68:00.0 and 69:00.0, 16 GiB each: "Detected VRAM RAM=16384M, BAR=256M" for
+    both), the workstation's Ubuntu and ROCm 2.4 in place of the reporter's Fedora 30 and "all manor of distros"."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, PRO_DUO), Gpu(80003, PRO_DUO, pci="0000:69:00.0")],
+                            rocm="2.4.0")
+    without_ollama(root)
+    sc.kernel_log(root, "amdgpu 0000:69:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]",
+                  "amdgpu 0000:69:00.0: BAR 0: assigned [mem 0x2bfb0000000-0x2bfbfffffff 64bit pref]",
+                  "[drm] Detected VRAM RAM=16384M, BAR=256M",
+                  "amdgpu 0000:03:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]",
+                  "[drm] Detected VRAM RAM=16384M, BAR=256M")
+    finding = only(diagnose(root), SMALL_BAR)
+    assert finding.severity is Severity.INFO
+    texts = [e.text.split("] ", 1)[-1] for e in finding.evidence]
+    assert texts.count("[drm] Detected VRAM RAM=16384M, BAR=256M") == 2
+    assert "amdgpu 0000:69:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]" in texts
+    assert ("amdgpu tried to enlarge BAR 0 to 16384 MiB on 0000:03:00.0, 0000:69:00.0, and the PCI bus had no free "
+            "address range that large") in finding.explanation
+    assert "peer-to-peer access to VRAM" in finding.explanation
+    assert "Above 4G Decoding" in steps_of(finding)
+
+
+# -- overdrive-enabled --------------------------------------------------------------------------------------------
+
+OVERDRIVE = "overdrive-enabled"
+MINT = ('NAME="Linux Mint"\nVERSION="20.1 (Ulyssa)"\nID=linuxmint\nID_LIKE=ubuntu\nVERSION_ID="20.1"\n'
+        'UBUNTU_CODENAME=focal\n')
+
+
+def test_amdgpu_clocks_27_vega_undervolt_crashes_until_ppfeaturemask_goes(tmp_path):
+    """sibradzic/amdgpu-clocks#27: Linux Mint, 5.11 xanmod kernel, a Vega 56 flashed to 64 undervolted with
+    amdgpu-clocks; with `amdgpu.ppfeaturemask=0xffffffff` in GRUB it now "immediately crashes with artifacting" at
+    start-up. The only way back: boot recovery mode and remove amdgpu.ppfeaturemask=0xffffffff from GRUB, which
+    stops the custom state from being applied. Assumed: the kernel release 5.11.1-xanmod1, GRUB's
+    GRUB_CMDLINE_LINUX_DEFAULT="quiet splash amdgpu.ppfeaturemask=0xffffffff", amdgpu-clocks' state file with the
+    OD_VDDC_CURVE undervolt and a memory clock, no ROCm installed (gfx900 then gets its own support note)."""
+    root = reporter_machine(tmp_path / "r", [Gpu(90000, 0x687F, dump="vega56")], rocm=None)
+    no_comfyui(root)
+    sc.write(root, "/etc/os-release", MINT)
+    set_kernel(root, "5.11.1-xanmod1")
+    install_matching_initramfs(root, "5.11.1-xanmod1")
+    sc.set_ppfeaturemask(root, "0xffffffff")
+    grub = (root / "etc/default/grub").read_text().replace(
+        'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash"',
+        'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash amdgpu.ppfeaturemask=0xffffffff"')
+    sc.write(root, "/etc/default/grub", grub)
+    sc.write(root, "/etc/default/amdgpu-custom-state.card0", "OD_SCLK:\n7: 1630MHz\nOD_MCLK:\n3: 1100MHz\n"
+                                                             "OD_VDDC_CURVE:\n2: 1630MHz 1000mV\n")
+    findings = diagnose(root)
+    assert set(findings) == {OVERDRIVE, "gpu-not-supported-by-rocm"}, findings_summary(findings)
+    finding = findings[OVERDRIVE][0]
+    assert finding.severity is Severity.INFO
+    assert evidence_texts(finding)[:3] == [
+        "/sys/module/amdgpu/parameters/ppfeaturemask:1: ppfeaturemask = 0xffffffff (bit 14, OverDrive, is set)",
+        "/proc/cmdline:1: kernel command line has `amdgpu.ppfeaturemask=0xffffffff`",
+        '/etc/default/grub:5: GRUB_CMDLINE_LINUX_DEFAULT="quiet splash amdgpu.ppfeaturemask=0xffffffff"']
+    assert ("/etc/default/amdgpu-custom-state.card0: amdgpu-clocks applies this OverDrive state at boot (OD_SCLK, "
+            "OD_MCLK, OD_VDDC_CURVE)") in evidence_texts(finding)
+    assert "they are the first suspect" in finding.explanation
+    steps = steps_of(finding)
+    assert "delete `amdgpu.ppfeaturemask=0xffffffff` from GRUB_CMDLINE_LINUX_DEFAULT" in steps  # what solved it
+    assert "`sudo update-grub`" in steps
+    assert finding.fix.steps[0].startswith("If the GPU crashes or shows artifacts, move the custom state aside")
+
+
 # -- item 14: every check touched here names the reports it was verified against ----------------------------------
 
 REPORTS_TESTED = {
@@ -388,6 +465,8 @@ REPORTS_TESTED = {
     BLACKLIST: ("ROCm/gpu-operator#330",),
     ECC: ("ROCm/legacy-rocm-build#1886",),
     PCIE: ("ilya-zlobintsev/LACT#334",),
+    SMALL_BAR: ("ROCm/amdgpu#78",),
+    OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
 }
 
 
