@@ -30,6 +30,7 @@ from tests.support.reports import (
     steps_of,
     without_ollama,
 )
+from tests.support.sysfs_tree import behind_amd_switch
 
 JAMMY = ('PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\n'
          'VERSION="22.04.4 LTS (Jammy Jellyfish)"\nID=ubuntu\nID_LIKE=debian\nVERSION_CODENAME=jammy\n'
@@ -345,6 +346,36 @@ def test_legacy_1886_mi50_uncorrectable_athub_interrupt_in_dmesg(tmp_path):
     assert "stop new work on this GPU" in steps and "reseat the card" in steps and "(RMA)" in steps
 
 
+# -- pcie-link-degraded -------------------------------------------------------------------------------------------
+
+PCIE = "pcie-link-degraded"
+
+
+def test_lact_334_rx_7800_xt_slot_link_is_on_the_cards_switch(tmp_path):
+    """ilya-zlobintsev/LACT#334: RX 7800 XT (Gentoo, linux 6.8.9); `grep . /sys/class/drm/card*/device/*_link_*`
+    reads 16.0 GT/s x16 current and max, while LACT shows "8.0 GT/s PCIe x16". The maintainer: "On RDNA GPUs the
+    correct link speed isn't shown on the GPU device itself, but on a separate 'upstream' PCI device" (the card's
+    switch, [1002:1478]/[1002:1479]). rocmdesk read the GPU's own files and called the link full; now it reads the
+    upstream port. Assumed: the workstation's Ubuntu in place of Gentoo, gfx1101 [1002:747e] at 03:00.0 behind the
+    switch at 01:00.0/02:00.0, ROCm 6.4.1, the upstream port's maximum 16 GT/s x16, the GPU idle (3 % busy).
+    Idle links train down, so this is information with "check again under load", not an alarm."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110001, 0x747E)], rocm="6.4.1")
+    behind_amd_switch(root, "0000:03:00.0", "0000:01:00.0", "0000:02:00.0",
+                      link={"current_link_width": "16", "max_link_width": "16",
+                            "current_link_speed": "8.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe"},
+                      internal={"current_link_width": "16", "max_link_width": "16",
+                                "current_link_speed": "16.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe",
+                                "gpu_busy_percent": "3"})
+    finding = only(diagnose(root), PCIE)
+    assert finding.severity is Severity.INFO
+    assert finding.title == "The PCIe link is below its maximum while the GPU is idle"
+    upstream = next(e.path for e in finding.evidence if e.text == "8 GT/s PCIe")
+    assert upstream == "/sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0/current_link_speed"
+    assert "runs its link x16 at 8 GT/s (it can do x16 at 16 GT/s) while 3 % busy" in finding.explanation
+    assert finding.fix.steps == ("Run a GPU job, then `rocmdesk diagnose` (or read current_link_speed) while it "
+                                 "runs.",)
+
+
 # -- item 14: every check touched here names the reports it was verified against ----------------------------------
 
 REPORTS_TESTED = {
@@ -356,6 +387,7 @@ REPORTS_TESTED = {
     STALE: ("ROCm/gpu-operator#330",),
     BLACKLIST: ("ROCm/gpu-operator#330",),
     ECC: ("ROCm/legacy-rocm-build#1886",),
+    PCIE: ("ilya-zlobintsev/LACT#334",),
 }
 
 
