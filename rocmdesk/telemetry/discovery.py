@@ -176,7 +176,7 @@ def _discover_card(root: HostRoot, card: str, kfd: dict[tuple[int, int], KfdNode
     info = GpuInfo(
         card=card,
         pci=pci,
-        name=pciids.marketing_name(root, device_id),
+        name=pciids.marketing_name(root, device_id, revision),
         device_id=device_id,
         revision_id=revision,
         subsystem=subsystem,

@@ -200,6 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_rate_label()
         self._update_age()
         self.alerts = DesktopAlerts(ctx, self)
+        self.menuBar().insertMenu(self.menuBar().actions()[0], self.alerts.settings_menu(self))  # before Help
 
     # -- tabs ------------------------------------------------------------------------------------------
     def add_tab(self, widget: QtWidgets.QWidget, title: str, key: str | None = None,
@@ -461,10 +462,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.ctx.feed.frozen:  # the recording's own time, never the viewer's clock
             set_text(self.rate_label, _capital(self.ctx.feed.recorded_text()))
             return
+        if self.ctx.mode == "demo":  # a replay of a recording, not sampling (issue 10 demo flaw)
+            from rocmdesk.wording import demo_replay_text
+
+            target = (getattr(self.ctx, "extras", None) or {}).get("target")
+            captured = getattr(getattr(target, "machine", None), "captured", None)
+            set_text(self.rate_label, _capital(demo_replay_text(self.shown_demo(), captured)))
+            return
         set_text(self.rate_label, f"Sampling at {self.ctx.feed.rate_hz:g} Hz")
 
     def _update_age(self) -> None:
-        if self.ctx.feed.frozen:
+        if self.ctx.feed.frozen or self.ctx.mode == "demo":  # no "just now" for a recording
             set_text(self.age_label, "")
             self.age_label.hide()
             return
@@ -503,13 +511,16 @@ class MainWindow(QtWidgets.QMainWindow):
     def save_screenshot(self, path: str | None = None, whole_window: bool = False) -> str | None:
         """Save a PNG of the current tab (or the whole window); returns the path, None on failure."""
         path = path or self.default_screenshot_path()
-        pixmap = self.grab() if whole_window else self.grab_tab()
+        from rocmdesk.ui.na_notes import with_na_notes
+
+        shown = self if whole_window else self.tabs.currentWidget()
+        image = with_na_notes(shown, shown.grab()).image  # a PNG has no tooltips: N/A reasons go on it
         try:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         except OSError as exc:
             self.statusBar().showMessage(f"Screenshot not saved: {exc}", 8000)
             return None
-        if not pixmap.save(path, "PNG"):
+        if not image.save(path, "PNG"):
             self.statusBar().showMessage(f"Screenshot not saved: cannot write {path}", 8000)
             return None
         self.statusBar().showMessage(f"Screenshot saved to {path}", 8000)

@@ -44,6 +44,7 @@ from rocmdesk.ui.widgets import (
 )
 
 DEFAULT_SENSORS = ("junction", "edge", "mem")
+METRIC_CAPTION_WIDEST = "GPU BUSY"
 # An APU's gpu_metrics carries its CPU cores' temperatures too: in the JSON and the exporter, not on a GPU card.
 CPU_SENSOR = re.compile(r"core\d+|l3_?\d*")
 CARD_RADIUS = 10
@@ -55,6 +56,7 @@ TREND_POINTS = 150
 # the trend moves two points (4 s) at a time: its repaint (a filled polygon per card) is the largest
 # single cost of the Overview, and a 5-minute trend loses nothing by moving every 4 s
 TREND_REFRESH_S = 2 * TREND_S / TREND_POINTS
+DENSITIES = 3  # GpuCard.set_density
 
 
 def trend_points(values: np.ndarray, expected: int, points: int = TREND_POINTS) -> np.ndarray:
@@ -72,16 +74,45 @@ def trend_points(values: np.ndarray, expected: int, points: int = TREND_POINTS) 
     return values
 
 
+def wrap_items(items: list[str], sep: str, fm: QtGui.QFontMetrics, room: int, line_end: str = "") -> list[str]:
+    """Lines of whole items joined by ``sep``, each at most ``room`` px wide where an item allows.
+
+    Items are never cut: one wider than ``room`` gets a line of its own (the caller's layout widens).
+    A line broken after an item ends with ``line_end`` (the "," of a list).
+    """
+    lines: list[str] = []
+    for item in items:
+        if lines and fm.horizontalAdvance(lines[-1] + sep + item) <= room:
+            lines[-1] += sep + item
+        elif lines:
+            lines[-1] += line_end
+            lines.append(item)
+        else:
+            lines.append(item)
+    return lines
+
+
+def _invalidate(layout: QtWidgets.QLayout) -> None:
+    """Drop the cached sizes of a layout and every layout inside it, so a size asked now is current."""
+    layout.invalidate()
+    for i in range(layout.count()):
+        child = layout.itemAt(i).layout()
+        if child is not None:
+            _invalidate(child)
+
+
 def memory_caption(info: GpuInfo) -> str:
     return "HBM" if info.kind is GpuKind.INSTINCT else "VRAM"
 
 
 class Metric(QtWidgets.QWidget):
-    """Caption, value, detail and an optional meter, in two lines.
+    """Caption, value, detail and an optional meter, in two lines (three when the detail needs its own).
 
     The parts that change every second paint opaquely, and what was last shown is kept here, so an
     unchanged part costs a tuple compare instead of Qt round trips.
     """
+
+    shape_changed = QtCore.Signal()  # the detail moved to or from its own line: the card's height changed
 
     def __init__(self, caption: str, with_bar: bool, parent: QtWidgets.QWidget | None = None,
                  widest: str = "8888 MHz") -> None:
@@ -92,29 +123,77 @@ class Metric(QtWidgets.QWidget):
         self.detail = ElidedLabel("", self, QtCore.Qt.AlignmentFlag.AlignRight)
         self.detail.setObjectName("metricDetail")
         self.detail.set_on_surface()
+        # the same detail wrapped on lines of its own when it does not fit beside the value (_place_detail)
+        self.detail_lines = QtWidgets.QLabel("", self)
+        self.detail_lines.setObjectName("metricDetail")
+        self.detail_lines.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.detail_lines.hide()
         self.bar = MeterBar(self) if with_bar else None
         if self.bar is not None:
             self.bar.set_on_surface()
-        grid = QtWidgets.QGridLayout(self)
+        self.grid = grid = QtWidgets.QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(3)
         grid.addWidget(self.caption, 0, 0)
         grid.addWidget(self.value, 0, 1)
-        grid.addWidget(self.detail, 0, 2)
         grid.setColumnStretch(2, 1)
-        caption_width = self.caption.fontMetrics().horizontalAdvance("TEMPERATURE") + 4
-        grid.setColumnMinimumWidth(0, caption_width)
+        # the widest metric caption, so the values of all five metrics line up
+        self.caption_width = self.caption.fontMetrics().horizontalAdvance(METRIC_CAPTION_WIDEST) + 4
+        grid.setColumnMinimumWidth(0, self.caption_width)
+        grid.addWidget(self.detail, 0, 2)
+        grid.addWidget(self.detail_lines, 1, 1, 1, 2)
         if self.bar is not None:
-            grid.addWidget(self.bar, 1, 0, 1, 3)
+            grid.addWidget(self.bar, 2, 0, 1, 3)
+        self.detail_below = False
         self.setAccessibleName(caption)
         self._description = ""
         self._tooltip = ""
 
+    def detail_text(self) -> str:
+        return self.detail.full_text()
+
+    def _place_detail(self, below: bool, width: int | None = None) -> None:
+        """The detail beside the value when it fits whole, else wrapped on lines under it (never elided).
+
+        "throttled: power limit (PPT0)" does not fit beside the clock on a 300 px card; cut to
+        "throttled: po…" it hid the one thing the line was there to say.
+        """
+        if below:
+            room = (self.width() if width is None else width) - self.caption_width - self.grid.horizontalSpacing()
+            changed = set_text(self.detail_lines, "\n".join(
+                wrap_items(self.detail.full_text().split(", "), ", ", self.detail_lines.fontMetrics(), room, ",")))
+        else:
+            changed = False
+        if below == self.detail_below:
+            if changed:
+                self.shape_changed.emit()
+            return
+        self.detail_below = below
+        self.detail.setVisible(not below)
+        self.detail_lines.setVisible(below)
+        self.updateGeometry()
+        self.shape_changed.emit()
+
+    def detail_fits_beside(self, width: int | None = None) -> bool:
+        text = self.detail.full_text()
+        if not text:
+            return True
+        room = (self.width() if width is None else width) - self.caption_width - self.value.width() \
+            - 2 * self.grid.horizontalSpacing()
+        return self.detail.fontMetrics().horizontalAdvance(text) + 2 <= room
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        width = event.size().width()
+        self._place_detail(not self.detail_fits_beside(width), width)
+
     def show_value(self, text: str, detail: str = "", tooltip: str = "", color: str | None = None) -> None:
         na = text == NA
         self.value.set_value(text, None if na else color, na)
-        self.detail.set_full_text(detail)
+        if detail != self.detail.full_text():
+            self.detail.set_full_text(detail)
+            self._place_detail(not self.detail_fits_beside())
         if tooltip != self._tooltip:
             self._tooltip = tooltip
             self.value.setToolTip(tooltip)
@@ -156,6 +235,16 @@ class TempReadout(QtWidgets.QWidget):
 
 
 class GpuCard(QtWidgets.QFrame):
+    """One GPU. Three densities, so eight cards fit a 1280x800 window without scrolling (issue 14):
+
+    0. roomy: details as a caption/value table, the 5-minute trend;
+    1. tight spacing, no TEMPERATURE heading, details as lines of "caption value · caption value";
+    2. as 1 without the trend (the Graphs tab has the history).
+    The Overview picks the roomiest density at which every card fits its share of the height.
+    """
+
+    shape_changed = QtCore.Signal()  # the card's minimum height may have changed
+
     def __init__(self, info: GpuInfo, unit: str = "C", parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("gpuCard")
@@ -201,8 +290,10 @@ class GpuCard(QtWidgets.QFrame):
         self.clocks = Metric("Clocks", False, self, "8888 MHz")
         self.fan = Metric("Fan", False, self, "8888 RPM")
         self.metrics = [self.power, self.memory, self.busy, self.clocks, self.fan]
+        for metric in self.metrics:
+            metric.shape_changed.connect(self.shape_changed)
 
-        outer = QtWidgets.QVBoxLayout(self)
+        self.outer = outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(14, 12, 14, 12)
         outer.setSpacing(8)
         outer.addLayout(head)
@@ -223,14 +314,26 @@ class GpuCard(QtWidgets.QFrame):
         self._details_shown: list[tuple[str, str, str]] = []
         self._detail_columns = 0
         outer.addLayout(self.details)
+        # the same facts as flowing lines at density 1 and 2 (see _fill_flow)
+        self.details_flow = QtWidgets.QLabel("", self)
+        self.details_flow.setObjectName("metricDetail")
+        self.details_flow.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.details_flow.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details_flow.setAccessibleName("Details")
+        self.details_flow.hide()
+        outer.addWidget(self.details_flow)
         self.trend_caption = QtWidgets.QLabel("", self)
         self.trend_caption.setObjectName("metricCaption")
         self.trend = Sparkline(self)
         self.trend.setMaximumHeight(TREND_MAX_HEIGHT)
         self.trend.setAccessibleName("Last 5 minutes of GPU busy and power")
-        outer.addSpacing(4)
+        self.trend_gap = QtWidgets.QSpacerItem(0, 4, QtWidgets.QSizePolicy.Policy.Minimum,
+                                               QtWidgets.QSizePolicy.Policy.Fixed)
+        outer.addItem(self.trend_gap)
         outer.addWidget(self.trend_caption)
         outer.addWidget(self.trend, 1)
+        self.density = 0
+        self._flow_width = -1
         self._columns = 0
         self._relayout(1)
         self.set_info(info)
@@ -275,6 +378,55 @@ class GpuCard(QtWidgets.QFrame):
         super().resizeEvent(event)
         self._relayout(2 if event.size().width() >= 620 else 1)
         self._relayout_details(self._detail_pairs_for(event.size().width()))
+        if self.density and event.size().width() != self._flow_width:
+            self._fill_flow()
+
+    def set_density(self, level: int) -> None:
+        """0 roomy, 1 tight with details as lines, 2 as 1 without the trend (see the class docstring)."""
+        level = max(0, min(DENSITIES - 1, level))
+        if level == self.density:
+            return
+        was_hidden = self.density >= 2
+        self.density = level
+        compact = level >= 1
+        self.outer.setContentsMargins(14, 8 if compact else 12, 14, 8 if compact else 12)
+        self.outer.setSpacing(4 if compact else 8)
+        self.grid.setVerticalSpacing(5 if compact else 10)
+        self.trend_gap.changeSize(0, 0 if compact else 4, QtWidgets.QSizePolicy.Policy.Minimum,
+                                  QtWidgets.QSizePolicy.Policy.Fixed)
+        for name, value in self.detail_rows.values():
+            name.setVisible(not compact)
+            value.setVisible(not compact)
+        self.details_flow.setVisible(compact)
+        self.temp_caption.setVisible(not compact)  # "Junction 74 °C" says what it is without the heading
+        if compact:
+            self._fill_flow()
+        self.trend_caption.setVisible(level < 2)
+        self.trend.setVisible(level < 2)
+        if was_hidden and level < 2:
+            self.trend_at = -1e9  # it was not kept up to date while hidden
+        _invalidate(self.outer)
+
+    def needed_height(self) -> int:
+        """The least height this card needs at its current density."""
+        _invalidate(self.outer)
+        return self.minimumSizeHint().height()
+
+    def _fill_flow(self) -> None:
+        """Details as lines of whole "caption value" items, wrapped only between items."""
+        self._flow_width = self.width()
+        shown = self._details_shown
+        items = [f"{caption} {text}" for caption, text, _ in shown if text != NA]
+        missing = [caption for caption, text, _ in shown if text == NA]
+        if missing:
+            items.append(f"{NA}: {', '.join(missing)}")
+        margins = self.outer.contentsMargins()
+        room = max(60, self.width() - margins.left() - margins.right())
+        lines = wrap_items(items, " · ", self.details_flow.fontMetrics(), room)
+        set_text(self.details_flow, "\n".join(lines))
+        set_tooltip(self.details_flow, "\n".join(f"{caption}: {text} — {tip}" if tip else f"{caption}: {text}"
+                                                 for caption, text, tip in shown))
+        self.details_flow.setAccessibleDescription("; ".join(f"{c} {t}" for c, t, _ in shown))
 
     def _ensure_temps(self, sensors) -> None:
         wanted = ordered_sensors(set(sensors))
@@ -356,6 +508,8 @@ class GpuCard(QtWidgets.QFrame):
                 value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
                 value.setAccessibleName(caption)
                 labels = self.detail_rows[caption] = (name, value)
+                name.setVisible(not self.density)
+                value.setVisible(not self.density)
                 self._detail_columns = 0
             name, value = labels
             set_text(value, text)  # only when it changed: a relabel relayouts the card
@@ -364,6 +518,9 @@ class GpuCard(QtWidgets.QFrame):
             value.setAccessibleDescription(f"{text} ({tip})")
         self._detail_columns = 0  # a text changed width: its place is decided again
         self._relayout_details(self._detail_pairs_for(self.width()))
+        if self.density:
+            self._fill_flow()
+        self.shape_changed.emit()
 
     def _detail_pairs_for(self, width: int) -> int:
         """Two pairs to a row only where both fit whole beside each other (none is ever elided)."""
@@ -515,6 +672,10 @@ class OverviewTab(QtWidgets.QWidget):
         lay.addWidget(self.scroll)
         self._pending: Snapshot | None = None
         self._columns = 0
+        self._fit_timer = QtCore.QTimer(self)  # one fit per burst of size changes
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_density)
 
         feed = ctx.feed
         feed.snapshot.connect(self.on_snapshot)
@@ -537,6 +698,7 @@ class OverviewTab(QtWidgets.QWidget):
             card = self.cards.get(info.pci)
             if card is None:
                 card = GpuCard(info, self.ctx.settings.temp_unit, self.body)
+                card.shape_changed.connect(self._fit_timer.start)
                 self.cards[info.pci] = card
             elif card.state == "gone":
                 card.set_state("ok")
@@ -576,11 +738,34 @@ class OverviewTab(QtWidgets.QWidget):
             self.grid.setColumnStretch(c, 1 if c < cols else 0)
         for r in range(8):
             self.grid.setRowStretch(r, 1 if r < rows else 0)
+        self._fit_timer.start()
+
+    def fit_density(self) -> None:
+        """The roomiest card density at which every visible card fits its row's share of the height.
+
+        Eight MI300X cards at 1280x800 scrolled once the cards gained their details (issue 14). With
+        more rows than fit even at the densest, the tab scrolls as before.
+        """
+        cards = [self.cards[pci] for pci in self.visible_pcis()]
+        if not cards or not self._columns:
+            return
+        rows = -(-len(cards) // self._columns)
+        margins = self.grid.contentsMargins()
+        budget = (self.scroll.viewport().height() - margins.top() - margins.bottom()
+                  - self.grid.verticalSpacing() * (rows - 1)) // rows
+        for level in range(DENSITIES):
+            for card in cards:
+                card.set_density(level)
+            if max(card.needed_height() for card in cards) <= budget:
+                break
+        if self.isVisible() and self.ctx.feed.last_snapshot is not None:
+            self._apply(self.ctx.feed.last_snapshot)  # a trend shown again is drawn at once
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self.cards and self.columns_for(len(self.visible_pcis())) != self._columns:
             self._arrange()
+        self._fit_timer.start()
 
     # -- samples -------------------------------------------------------------------------------------
     def on_snapshot(self, snapshot: Snapshot) -> None:
@@ -625,6 +810,7 @@ class OverviewTab(QtWidgets.QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        self._fit_timer.start()
         latest = self._pending or self.ctx.feed.last_snapshot
         if latest is not None:
             self._apply(latest, force_trend=True)

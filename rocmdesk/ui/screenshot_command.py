@@ -59,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=parse_seconds, default=3.0, metavar="N",
                         help="sample this long before saving (default: 3)")
     parser.add_argument("--size", type=parse_size, default=(1920, 1080), metavar="WxH",
-                        help="window size in logical pixels (default: 1920x1080)")
+                        help="window size in logical pixels (default: 1920x1080); the PNG is taller by the strip "
+                             "listing the reasons of any N/A shown")
     parser.add_argument("--scale", type=parse_scale, default=None, metavar="F",
                         help="device pixel ratio, e.g. 2 for a HiDPI picture (the PNG is F times larger)")
     parser.add_argument("--theme", choices=("system", "light", "dark"), default="light",
@@ -92,5 +93,7 @@ def run(args: argparse.Namespace) -> int:
         log.debug("screenshot failed", exc_info=True)
         print(f"rocmdesk screenshot: {exc}", file=sys.stderr)
         return 1
-    print(f"{result.path} ({result.width}x{result.height} px, tab {result.tab}, {result.mode} data)")
+    notes = len(result.na_notes)
+    listed = f", {notes} N/A reason{'s' if notes != 1 else ''} listed under the picture" if notes else ""
+    print(f"{result.path} ({result.width}x{result.height} px, tab {result.tab}, {result.mode} data{listed})")
     return 0

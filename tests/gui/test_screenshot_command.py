@@ -47,7 +47,9 @@ def test_root_screenshot_of_a_lact_tree(tmp_path):
     proc = _run("--root", str(root), "--tab", "overview", "--seconds", "0", "--size", "800x600", "-o", str(out),
                 tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert png_size(out) == (800, 600)
+    width, height = png_size(out)
+    # LACT's dump lacks some readings: their reasons are listed in a strip under the 800x600 window
+    assert width == 800 and height > 600 and "N/A reason" in proc.stdout, proc.stdout
 
 
 def test_missing_output_folder_is_a_clear_error(tmp_path):

@@ -142,15 +142,15 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
     info = gpu.info
     dev = gpu.device_real
     dev_files = _list_files(dev)
-    hw = gpu.hwmon_real
-    hw_files = _list_files(hw)
+    hw = gpu.hwmon_real or ""  # "" = no hwmon folder: hw_files is empty, so nothing joins onto it
+    hw_files = _list_files(gpu.hwmon_real)
     on_amdgpu = info.driver == "amdgpu"
     not_amdgpu = f"not on amdgpu ({info.driver} driver)" if info.driver else "not bound to a driver"
 
     def absent(key: str, what: str, from_device: bool = True) -> None:
         if from_device and not on_amdgpu:
             plan.missing[key] = not_amdgpu
-        elif not from_device and hw is None:
+        elif not from_device and not hw:
             plan.missing[key] = not_amdgpu if not on_amdgpu else "no hwmon sensors for this GPU"
         else:
             plan.missing[key] = f"this GPU has no {what}"
@@ -204,7 +204,7 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
                 plan.missing[f"temperature_emergency_c.{label}"] = why
 
     # -- power --------------------------------------------------------------------------------
-    secondary = (not any(n.startswith("power1_") for n in hw_files) and hw is not None
+    secondary = (not any(n.startswith("power1_") for n in hw_files) and bool(hw)
                  and info.device_id in pciids.MULTI_DIE_IDS)
     power_missing = ("secondary die: the board power is reported by the primary die" if secondary
                      else None)
@@ -246,9 +246,9 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
     freq = {}
     for name in hw_files:
         if name.startswith("freq") and name.endswith("_input"):
-            label = _label(hw, hw_files, name.replace("_input", "_label"))
-            if label:
-                freq[label] = os.path.join(hw, name)
+            freq_label = _label(hw, hw_files, name.replace("_input", "_label"))
+            if freq_label:
+                freq[freq_label] = os.path.join(hw, name)
     for key, table, label in (("sclk", "pp_dpm_sclk", "sclk"), ("mclk", "pp_dpm_mclk", "mclk")):
         if label in freq:
             plan.probes.append(_Probe(f"{key}_mhz", freq[label], parsers.hertz_to_mhz))
@@ -301,10 +301,10 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
         plan.missing["voltage_mv_by_rail"] = f"rails not named: {'; '.join(rail_labels)}"
     for name in sorted(hw_files):  # every labelled rail: vddgfx -> "gfx", vddnb -> "nb" (APUs)
         if name.startswith("in") and name.endswith("_label"):
-            label = _label(hw, hw_files, name)
+            rail = _label(hw, hw_files, name)
             candidate = name.replace("_label", "_input")
-            if label and label.startswith("vdd") and candidate in hw_files:
-                plan.voltage_rails.append((label[3:] or label, os.path.join(hw, candidate)))
+            if rail and rail.startswith("vdd") and candidate in hw_files:
+                plan.voltage_rails.append((rail[3:] or rail, os.path.join(hw, candidate)))
 
     # -- gpu_metrics and the PCIe link ------------------------------------------------------------
     if "gpu_metrics" in dev_files:

@@ -88,3 +88,83 @@ def test_a_quarter_of_the_lanes_is_a_warning_even_at_idle(tmp_path):
 
 def test_garbage_link_files_skip(tmp_path):
     assert run_check(_navi21(tmp_path, "x", "fast", "0"), "pcie-link-degraded").status is Status.SKIP
+
+
+# -- uncorrectable errors from the kernel log ---------------------------------------------------------------------
+
+
+def test_logged_uncorrectable_event_without_ras_counters_is_an_error(tmp_path):
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")  # an RX 7900 XTX: no ras/ folder
+    sc.kernel_log(root, "amdgpu 0000:03:00.0: amdgpu: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!")
+    finding = only_finding(run_check(root, "gpu-ecc-errors"))
+    assert finding.severity is Severity.ERROR and finding.subject == "0000:03:00.0"
+    assert finding.evidence[0].path == "/var/log/kern.log"
+    assert finding.evidence[0].text.endswith("uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!")
+    assert "RAS counters (ras/*_err_count) are not readable here" in finding.explanation
+
+
+def test_the_all_clear_and_zero_counts_are_not_errors(tmp_path):
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    sc.kernel_log(root, "amdgpu 0000:03:00.0: amdgpu: no uncorrectable hardware errors detected in umc block",
+                  "amdgpu 0000:03:00.0: amdgpu: 0 uncorrectable hardware errors detected in umc block",
+                  "amdgpu 0000:03:00.0: amdgpu: 5 correctable hardware errors detected in umc block")
+    assert run_check(root, "gpu-ecc-errors").status is Status.SKIP
+
+
+def test_log_shows_what_counters_reset_to_zero_lost(tmp_path):
+    from tests.support import scenarios as sc
+
+    root, devices = _mi300x(tmp_path, count=2)
+    for name, text in (("proc/sys/kernel/osrelease", sc.KERNEL + "\n"),
+                       ("var/log/kern.log", sc.KERN_LOG_CURRENT_BOOT)):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    sc.kernel_log(root, f"amdgpu {devices[1].name}: amdgpu: socket: 0, die: 1, 2 new uncorrectable hardware errors "
+                        "detected in umc block")
+    finding = only_finding(run_check(root, "gpu-ecc-errors"))
+    assert finding.severity is Severity.ERROR and finding.subject == devices[1].name
+    assert "counters read zero now" in finding.explanation
+    assert any(e.path == "/var/log/kern.log" and "2 new uncorrectable" in e.text for e in finding.evidence)
+
+
+# -- RDNA cards: the link to the slot is the on-card switch's -----------------------------------------------------
+
+
+SLOT_X4 = {"current_link_width": "4", "max_link_width": "16", "current_link_speed": "16.0 GT/s PCIe",
+           "max_link_speed": "16.0 GT/s PCIe"}
+INSIDE = {"current_link_width": "16", "max_link_width": "16", "current_link_speed": "16.0 GT/s PCIe",
+          "max_link_speed": "16.0 GT/s PCIe"}
+
+
+def _behind_switch(tmp_path: Path, link: dict[str, str], busy: str = "95") -> Path:
+    from tests.support.sysfs_tree import behind_amd_switch
+
+    root = _navi21(tmp_path, "16", "16.0 GT/s PCIe", busy)
+    behind_amd_switch(root, "0000:03:00.0", "0000:01:00.0", "0000:02:00.0", link=link, internal=INSIDE)
+    return root
+
+
+def test_a_card_behind_its_own_switch_is_judged_by_the_upstream_port(tmp_path):
+    root = _behind_switch(tmp_path, SLOT_X4)
+    finding = only_finding(run_check(root, "pcie-link-degraded"))
+    assert finding.severity is Severity.WARNING
+    upstream = "/sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0"
+    assert (finding.evidence[0].path, finding.evidence[0].text) == (f"{upstream}/current_link_width", "4")
+    assert "x4 at 16 GT/s; it can do x16 at 16 GT/s" in finding.explanation
+    assert any("describe the link inside the card" in e.text for e in finding.evidence)
+
+
+def test_a_full_slot_link_behind_the_switch_passes(tmp_path):
+    assert run_check(_behind_switch(tmp_path, INSIDE), "pcie-link-degraded").status is Status.PASS
+
+
+def test_a_bridge_that_is_not_amds_switch_is_not_read(tmp_path):
+    root = _behind_switch(tmp_path, SLOT_X4)
+    for port in ("0000:01:00.0", "0000:01:00.0/0000:02:00.0"):  # a PLX switch on a riser, not the card's own
+        (root / f"sys/devices/pci0000:00/0000:00:03.0/{port}/device").write_text("0x8747\n")
+        (root / f"sys/devices/pci0000:00/0000:00:03.0/{port}/vendor").write_text("0x10b5\n")
+    assert run_check(root, "pcie-link-degraded").status is Status.PASS  # the GPU's own link: x16
