@@ -18,7 +18,14 @@ import pytest
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity
 from tests.support import scenarios as sc
-from tests.support.initramfs_images import install_matching_initramfs
+from tests.support.initramfs_images import (
+    build_image,
+    image_path_for,
+    install_generator,
+    install_matching_initramfs,
+    main_entries,
+)
+from tests.support.initramfs_images import write as write_image
 from tests.support.python_envs import dist_info, install_torch, make_comfyui, make_venv, site_of, write
 from tests.support.reports import (
     Gpu,
@@ -453,6 +460,86 @@ def test_amdgpu_clocks_27_vega_undervolt_crashes_until_ppfeaturemask_goes(tmp_pa
     assert finding.fix.steps[0].startswith("If the GPU crashes or shows artifacts, move the custom state aside")
 
 
+# -- amdgpu-not-loaded --------------------------------------------------------------------------------------------
+
+NOT_LOADED = "amdgpu-not-loaded"
+SB = "secure-boot-blocks-dkms"
+
+
+def test_therock_438_azure_v710_loads_after_modprobe_and_mok(tmp_path):
+    """ROCm/TheRock#438: an Azure NV24ads_v710 VM (Radeon PRO V710) set up per Microsoft's AMD GPU driver guide
+    (amdgpu-dkms): "the driver is now loading after `sudo modprobe amdgpu` and enrolling MOK key", its dmesg then
+    showing "[drm] amdgpu version: 6.12.12". Rebuilt before that: Secure Boot on (Azure Trusted Launch), the DKMS
+    module built and signed with Ubuntu's MOK that is not enrolled, amdgpu not loaded. Assumed: Ubuntu 24.04 with
+    kernel 6.8.0-1026-azure, amdgpu-dkms 1:6.12.12.60400 (ROCm 6.4.0), the V710 [1002:7461] (gfx1101) at 03:00.0
+    instead of the VM's 0002:00:00.0, no refusal line in the log (none was pasted) and mokutil not recorded."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110001, 0x7461)], rocm="6.4.0")
+    no_comfyui(root)
+    kver = "6.8.0-1026-azure"
+    set_kernel(root, kver)
+    sc.append(root, "/var/lib/dpkg/status", sc.dpkg_entry("amdgpu-dkms", "1:6.12.12.60400-2147987.24.04", "all"))
+    sc.write(root, "/var/lib/shim-signed/mok/MOK.der", b"0\x82\x03")
+    sc.write(root, f"/usr/lib/modules/{kver}/updates/dkms/amdgpu.ko.zst", b"\x28\xb5\x2f\xfd")
+    sc.write(root, f"/usr/lib/modules/{kver}/modules.dep",
+             "updates/dkms/amdgpu.ko.zst: kernel/drivers/gpu/drm/drm_exec.ko.zst\n")
+    install_matching_initramfs(root, kver)
+    sc.write(root, "/var/log/kern.log", (root / "var/log/kern.log").read_text().replace(sc.KERNEL, kver))
+    sc.unload_amdgpu(root)
+    findings = diagnose(root)
+    assert set(findings) == {NOT_LOADED, SB}, findings_summary(findings)
+    not_loaded = findings[NOT_LOADED][0]
+    assert not_loaded.severity is Severity.ERROR and not_loaded.subject == "0000:03:00.0"
+    assert "/sys/bus/pci/devices/0000:03:00.0/driver: [1002:7461] class 0x030000: no driver bound" in \
+        evidence_texts(not_loaded)
+    steps = steps_of(not_loaded)
+    assert steps.index("Secure Boot") < steps.index("`sudo modprobe amdgpu`")  # the reporter's two steps, in order
+    sb = findings[SB][0]
+    assert sb.severity is Severity.ERROR
+    assert sb.title == "Secure Boot refuses the DKMS amdgpu driver, most likely because its signing key is not enrolled"
+    assert "`sudo mokutil --import /var/lib/shim-signed/mok/MOK.der`" in steps_of(sb)
+
+
+# -- amdgpu-missing-from-initramfs --------------------------------------------------------------------------------
+
+MISSING = "amdgpu-missing-from-initramfs"
+ENDEAVOUR = 'NAME="EndeavourOS"\nPRETTY_NAME="EndeavourOS"\nID="endeavouros"\nID_LIKE="arch"\nBUILD_ID=rolling\n'
+OLD_MKINITCPIO = ("MODULES=()\nBINARIES=()\nFILES=()\n"
+                  "HOOKS=(base udev autodetect modconf block filesystems keyboard fsck)\n")
+
+
+def test_sddm_1744_black_login_screen_until_amdgpu_is_in_the_image(tmp_path):
+    """sddm/sddm#1744 (clutwo): EndeavourOS, KDE on Wayland, RX 6900 XT, kernel 6.3.9-arch1-1: after the SDDM 0.20
+    update a black screen at boot, "fixed on my end by adding amdgpu to early KMS ... my machine boots too fast and
+    the gpu driver wasn't quite ready when sddm needs it". Rebuilt: the mkinitcpio image without amdgpu. rocmdesk:
+    information (ROCm does not need it), with the mkinitcpio steps that fixed it. Assumed: a mkinitcpio.conf from
+    before the kms hook (HOOKS without kms, MODULES=()), the `linux` preset, no ROCm installed."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100300, 0x73BF)], rocm=None)
+    no_comfyui(root)
+    kver = "6.3.9-arch1-1"
+    set_kernel(root, kver)
+    shutil.rmtree(root / "etc/initramfs-tools")
+    (root / "usr/sbin/update-initramfs").unlink()
+    for image in (root / "boot").glob("initrd.img-*"):
+        image.unlink()
+    sc.write(root, "/etc/os-release", ENDEAVOUR)
+    install_generator(root, "mkinitcpio", kver)
+    sc.write(root, "/etc/mkinitcpio.conf", OLD_MKINITCPIO)
+    modprobe = {p.name: p.read_text() for p in sorted((root / "etc/modprobe.d").glob("*.conf"))}
+    newest = max(p.stat().st_mtime for p in (root / "etc/modprobe.d").glob("*.conf"))
+    write_image(root, image_path_for("mkinitcpio", kver), build_image(main_entries(kver, modprobe=modprobe), "zstd"),
+                mtime=int(newest) + 60)
+    finding = only(diagnose(root), MISSING)
+    assert finding.severity is Severity.INFO and finding.subject == "/boot/initramfs-linux.img"
+    assert "/boot/initramfs-linux.img: no amdgpu.ko (.ko, .ko.zst, .ko.xz) under lib/modules/6.3.9-arch1-1/ in " \
+           "the image" in evidence_texts(finding)
+    assert "built by mkinitcpio (/etc/mkinitcpio.conf)" in evidence_texts(finding)
+    assert "the display manager before amdgpu is ready" in finding.explanation
+    assert finding.fix.steps[:2] == ("Add amdgpu to the MODULES array in /etc/mkinitcpio.conf, e.g. `MODULES=(amdgpu)` "
+                                     "(keep modules already listed).",
+                                     "Regenerate the running kernel's initramfs once: `sudo mkinitcpio -P`.")
+    assert finding.fix.action == ("initramfs-add-amdgpu",)
+
+
 # -- item 14: every check touched here names the reports it was verified against ----------------------------------
 
 REPORTS_TESTED = {
@@ -467,6 +554,8 @@ REPORTS_TESTED = {
     PCIE: ("ilya-zlobintsev/LACT#334",),
     SMALL_BAR: ("ROCm/amdgpu#78",),
     OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
+    NOT_LOADED: ("ROCm/TheRock#438",),
+    MISSING: ("sddm/sddm#1744",),
 }
 
 
