@@ -284,10 +284,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
     update-initramfs -u` for the changes to be applied"; after that and a reboot it was blacklisted. The image held
     amdgpu and the old modprobe.d, so the boot loaded amdgpu from it. Assumed: an RX 7900 XTX (the thread is about
     MI-series nodes; the GPU does not change the mechanism), kernel 6.8.0-51 (22.04 HWE), the file written an hour
-    after the image was built. On a GPU Operator node the blacklist is intended (the operator loads its own driver),
-    so the blacklist finding's wording is what is checked here: it must not claim "something ran modprobe"."""
+    after the image was built, the node a Kubernetes node (/var/lib/kubelet). On a GPU Operator node the blacklist is
+    intended (the operator loads its own driver): the blacklist finding must not claim "something ran modprobe", must
+    not offer to remove the blacklist, and is information only."""
     root = sc.clean_workstation(tmp_path / "r")
     sc.write(root, "/etc/os-release", JAMMY)
+    (root / "var/lib/kubelet").mkdir(parents=True)
     path = sc.write(root, "/etc/modprobe.d/blacklist-amdgpu.conf", "blacklist amdgpu\n")
     image = root / f"boot/initrd.img-{sc.KERNEL}"
     os.utime(path, (image.stat().st_mtime + 3600,) * 2)
@@ -301,10 +303,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
                                   "6.8.0-51-generic`.")
     assert stale.fix.action == ("initramfs-regenerate",)
     blacklist = findings[BLACKLIST][0]
-    assert blacklist.severity is Severity.WARNING
+    assert blacklist.severity is Severity.INFO and blacklist.fix.action is None
     details = blacklist.explanation.split("\n\n")[-1]
     assert details.startswith("amdgpu is loaded right now because the initramfs loaded it at boot")
     assert "see initramfs-stale" in details and "modprobe amdgpu" not in details
+    assert "AMD's GPU Operator blacklists the inbox amdgpu on purpose" in details
+    assert blacklist.fix.steps[0].startswith("If AMD's GPU Operator manages this node, leave the blacklist")
 
 
 # -- gpu-ecc-errors ----------------------------------------------------------------------------------------------
