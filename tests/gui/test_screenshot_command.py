@@ -83,3 +83,39 @@ def test_scale_2_renders_at_twice_the_pixels(tmp_path):
                 "--size", "640x480", "--scale", "2", "-o", str(out), tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert png_size(out) == (1280, 960)
+
+
+def test_graph_metric_choices_match_the_settings_and_a_wrong_one_is_refused():
+    from rocmdesk.ui.screenshot_command import GRAPH_METRICS, add_arguments
+    from rocmdesk.ui.settings import GRAPH_METRICS as SETTINGS_METRICS
+
+    assert GRAPH_METRICS == SETTINGS_METRICS  # the command's own copy (it imports no Qt) stays in step
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args(["--graph-metric", "fan", "-o", "x.png"]).graph_metric == "fan"
+    assert parser.parse_args(["-o", "x.png"]).graph_metric is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--graph-metric", "voltage", "-o", "x.png"])
+
+
+def test_graphs_screenshot_of_the_clocks_as_one_plot_per_gpu(tmp_path, monkeypatch):
+    """The Done-when picture of issue 14: 8 MI300X as small multiples of the clocks, in process."""
+    from rocmdesk.ui import screenshot
+
+    seen = {}
+    real_open = screenshot.open_session
+
+    def spy(source, settings, **kw):
+        session = real_open(source, settings, **kw)
+        seen["graphs"] = session.window.tab_widgets["graphs"]
+        return session
+
+    monkeypatch.setattr(screenshot, "open_session", spy)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    out = tmp_path / "clocks.png"
+    result = screenshot.render_screenshot(str(out), tab="graphs", seconds=0, size=(1280, 800), demo=True,
+                                          recording="mi300x-node", graph_metric="clocks")
+    graphs = seen["graphs"]
+    assert graphs.multiples() and graphs.settings.graph_metric == "clocks"
+    assert len(graphs.plots) == 8 and all("Clocks" in p.titleLabel.text for p in graphs.plots.values())
+    assert png_size(out) == (result.width, result.height) == (1280, 800)
