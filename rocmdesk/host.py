@@ -38,6 +38,7 @@ class ReadFailure(enum.Enum):
     PERMISSION = "unreadable (permission denied)"
     GONE = "device gone (ENODEV)"
     IS_DIRECTORY = "a directory where a file was expected"
+    NOT_REGULAR = "not a regular file (a FIFO, socket or device)"
     LOOP = "symlink loop"
     TOO_LARGE = "file too large"
     IO = "I/O error"
@@ -83,9 +84,16 @@ def read_fd_text(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
 def read_fd_bytes(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of a file at an already-resolved real path; raises OSError (HostReadError TOO_LARGE)."""
     # O_NONBLOCK: a FIFO planted in a snapshot tree must not block the sampler (regular and
-    # sysfs files ignore the flag; a FIFO without a writer then reads as empty).
+    # sysfs files ignore the flag). Then only regular files are read: sysfs attributes and procfs
+    # files are S_IFREG, so a FIFO, socket or device node in their place is refused with that reason
+    # instead of reading as an empty file (or, for a device, as whatever it streams).
     fd = os.open(real_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
+        mode = os.fstat(fd).st_mode
+        if not _stat.S_ISREG(mode):
+            if _stat.S_ISDIR(mode):
+                raise HostReadError(ReadFailure.IS_DIRECTORY, real_path)
+            raise HostReadError(ReadFailure.NOT_REGULAR, real_path)
         chunks = []
         size = 0
         while True:

@@ -261,3 +261,44 @@ def add_kfd_process(root: Path, pid: int, uses: dict[int, KfdUse], *, pasid: int
         args = cmdline if cmdline is not None else [comm]
         (proc / "cmdline").write_bytes(b"".join(a.encode() + b"\x00" for a in args))
     return base
+
+
+def behind_amd_switch(root: Path, pci: str, upstream: str, downstream: str, *, link: dict[str, str],
+                      internal: dict[str, str] | None = None) -> Path:
+    """Move the GPU at ``pci`` behind the PCIe switch RDNA 1-3 cards carry (upstream port [1002:1478] at
+    ``upstream``, downstream port [1002:1479] at ``downstream``), as lspci shows them. ``link`` holds the upstream
+    port's current/max link files (the card's link to the slot); ``internal`` overrides the GPU's own ones (the link
+    inside the card, which reads its maximum). Every symlink into or out of the moved folder is rewritten, so the
+    tree stays consistent. Returns the upstream port's folder."""
+    sys_dir = root / "sys"
+    old = (sys_dir / "bus" / "pci" / "devices" / pci).resolve()
+    new = old.parent / upstream / downstream / pci
+    links = []
+    for dirpath, dirnames, filenames in os.walk(sys_dir):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                links.append((path, Path(os.path.realpath(path))))
+    new.parent.mkdir(parents=True)
+    shutil.move(str(old), str(new))
+
+    def moved(p: Path) -> Path:
+        return new / p.relative_to(old) if p == old or old in p.parents else p
+
+    for path, target in links:
+        where = moved(path)
+        if where.is_symlink():
+            where.unlink()
+        where.symlink_to(os.path.relpath(moved(target), where.parent))
+    for folder, device_id in ((new.parent.parent, "0x1478"), (new.parent, "0x1479")):
+        (folder / "vendor").write_text("0x1002\n")
+        (folder / "device").write_text(device_id + "\n")
+        (folder / "class").write_text("0x060400\n")
+    for name, value in link.items():
+        (new.parent.parent / name).write_text(value + "\n")
+    for name, value in (internal or {}).items():
+        target = new / name
+        if target.is_symlink() or target.exists():
+            target.unlink()
+        target.write_text(value + "\n")
+    return new.parent.parent

@@ -194,7 +194,8 @@ def test_read_bytes_of_a_fifo_in_a_snapshot_does_not_block(tmp_path):
     if worker.is_alive():  # unblock the stuck open() so the thread can end
         fd = os.open(tmp_path / "proc" / "42" / "environ", os.O_WRONLY | os.O_NONBLOCK)
         os.close(fd)
-    assert done == [b""]
+    assert len(done) == 1 and isinstance(done[0], HostReadError)  # refused at once, not read as empty
+    assert done[0].failure is ReadFailure.NOT_REGULAR
 
 
 def test_a_placeholder_nested_too_deep_is_just_a_file(tmp_path):

@@ -50,6 +50,8 @@ _HELPER_MODPROBE_FILE_RE = re.compile(r"/etc/modprobe\.d/[A-Za-z0-9][A-Za-z0-9._
 _FIRMWARE_RE = re.compile(r"Direct firmware load for (amdgpu/\S+) failed with error (-?\d+)")
 _ATOMICS_RE = re.compile(r"PCI rejects atomics")
 _BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
+_BAR_RESIZE_FAILED_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): BAR 0: (?:failed to assign|"
+                                   r"no space for) \[mem size (0x[0-9a-f]+) 64bit pref\]")
 _OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
 # "module verification failed: ... tainting kernel" is NOT a refusal: it is logged when an unsigned
 # module was loaded because Secure Boot is not enforced (facts 1d [S16]), so it is no evidence here.
@@ -744,7 +746,21 @@ def small_bar(ctx):
     small = [(line, m) for line, m in hits if int(m.group(2)) < int(m.group(1)) and int(m.group(2)) <= 256]
     if not small:
         return Passed("every GPU maps its whole VRAM (large BAR)")
-    return Failed(evidence=[evidence(line) for line, _m in small[:MAX_EVIDENCE]])
+    ev = [evidence(line) for line, _m in small[:MAX_EVIDENCE]]
+    # amdgpu tries to resize BAR 0 to the VRAM size and falls back to the small window when the PCI core finds no
+    # room for it; "that doesn't always work, especially on multi-GPU systems, due to lack of PCI resources"
+    # (fxkamd, ROCm/amdgpu#78)
+    failed = log_.grep(_BAR_RESIZE_FAILED_RE)
+    details = None
+    if failed:
+        ev += [evidence(line) for line, _m in failed][:max(0, MAX_EVIDENCE - len(ev))]
+        sizes = sorted({int(m.group(2), 16) >> 20 for _line, m in failed})
+        gpus = sorted({m.group(1) for _line, m in failed})
+        details = (f"amdgpu tried to enlarge BAR 0 to {', '.join(f'{s} MiB' for s in sizes)} on {', '.join(gpus)}, "
+                   "and the PCI bus had no free address range that large, so the small window stayed. With several "
+                   "GPUs this is the usual cause: the firmware must place the BARs above 4 GB (\"Above 4G "
+                   "Decoding\") with room for all of them.")
+    return Failed(evidence=ev, details=details)
 
 
 @check("overdrive-enabled", AREA)
@@ -819,10 +835,38 @@ def overdrive_enabled(ctx):
         ev.extend(evidence(line) for line, _m in facts.kernel_log.grep(_OVERDRIVE_LOG_RE)[:2])
     if mask & GFX_DCS_BIT:
         details.append(f"0x{mask:08x} also sets bit 19 (GFX_DCS), which the kernel leaves off by default as "
-                       "experimental: a mask like 0xffffffff turns on more than OverDrive.")
+                       "experimental: a mask like 0xffffffff turns on more than OverDrive. To keep OverDrive alone, "
+                       f"use `amdgpu.ppfeaturemask=0x{mask & ~GFX_DCS_BIT:08x}`.")
+    states = _tuning_states(facts)
+    if states:
+        # amdgpu-clocks writes these OverDrive clocks and voltages at every boot; an unstable undervolt then crashes
+        # the GPU right after start-up until OverDrive is off (sibradzic/amdgpu-clocks#27)
+        ev.extend(Evidence(f"amdgpu-clocks applies this OverDrive state at boot ({', '.join(keys)})", path)
+                  for path, keys in states)
+        details.append("amdgpu-clocks applies the custom clocks and voltages shown at every boot; if the GPU has "
+                       "crashed, hung or shown artifacts since they were set, they are the first suspect, and "
+                       "turning OverDrive off stops them from being applied.")
+        names = " ".join(shlex.quote(path) for path, _keys in states)
+        steps.insert(0, f"If the GPU crashes or shows artifacts, move the custom state aside first (`sudo mkdir -p "
+                        f"/root/amdgpu-clocks.bak && sudo mv {names} /root/amdgpu-clocks.bak/`) and reboot; put "
+                        "it back with stable values later.")
     if steps:
         steps.append("Reboot. Leave it on if you use the tuning controls and do not need to file driver bug reports.")
     return Failed(evidence=ev, details=" ".join(details) or None, fix_steps=tuple(steps) if steps else None)
+
+
+_TUNING_KEY_RE = re.compile(r"^(OD_[A-Z_]+|FORCE_[A-Z_]+):?", re.M)
+
+
+def _tuning_states(facts: HostFacts) -> list[tuple[str, list[str]]]:
+    """amdgpu-clocks' state files (/etc/default/amdgpu-custom-state.cardN, sibradzic/amdgpu-clocks README) and the
+    OverDrive keys each sets."""
+    out = []
+    for path in facts.root.glob("/etc/default", "amdgpu-custom-state.*"):
+        keys = list(dict.fromkeys(_TUNING_KEY_RE.findall(facts.read(path) or "")))
+        if keys:
+            out.append((path, keys[:6]))
+    return out
 
 
 def _overdrive_unknown_source_steps(facts: HostFacts, builtin: bool) -> list[str]:

@@ -15,6 +15,7 @@ import sys
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
@@ -293,7 +294,7 @@ def judge_requirement(req: Requirement, installed: str | None, torch_version: st
     installed local label), so only a requirement the installed version does not satisfy makes pip
     fetch another build, and that build comes from PyPI (CUDA).
     """
-    name = req.name.lower()
+    name = canonicalize_name(req.name)
     spec = SpecifierSet(str(req.specifier), prereleases=True)
     if name == "xformers":
         if installed is not None and (not str(spec) or _contains(spec, installed)):
@@ -370,12 +371,12 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
                 req = Requirement(line)
             except InvalidRequirement:
                 continue
-            if req.name.lower() not in TORCH_FAMILY:
+            if canonicalize_name(req.name) not in TORCH_FAMILY:
                 continue
             if req.marker is not None and not req.marker.evaluate({"sys_platform": "linux", "platform_system": "Linux",
                                                                   "os_name": "posix"}):
                 continue
-            verdict = judge_requirement(req, _installed(env, req.name.lower()), torch_version)
+            verdict = judge_requirement(req, _installed(env, canonicalize_name(req.name)), torch_version)
             if verdict is None:
                 continue
             severity, why = verdict
@@ -457,7 +458,7 @@ def _pulled_outcomes(ctx, comfy: ComfyInstall) -> list:
                 req = Requirement(line)
             except InvalidRequirement:
                 continue
-            if req.name.lower() not in TORCH_FAMILY or (req.marker is not None and not req.marker.evaluate(
+            if canonicalize_name(req.name) not in TORCH_FAMILY or (req.marker is not None and not req.marker.evaluate(
                     {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"})):
                 continue
             family = True
@@ -474,7 +475,7 @@ def _pulled_outcomes(ctx, comfy: ComfyInstall) -> list:
         evidence += [Evidence(f"{line}: pip takes torch from PyTorch's {_build_word(lab)} index", path, number)
                      for path, number, line, lab in indexes]
         installed = env.torch.version or "unknown version"
-        exact = any(Requirement(line).name.lower() == "torch" and installed in Requirement(line).specifier
+        exact = any(canonicalize_name(Requirement(line).name) == "torch" and installed in Requirement(line).specifier
                     for _p, _n, line, _l in pins if installed != "unknown version")
         built = {"cuda": "CUDA", "cpu": "CPU-only"}.get(env.torch.build, env.torch.build)
         evidence.append(Evidence(
