@@ -845,6 +845,14 @@ class OverviewTab(QtWidgets.QWidget):
             frac = window.values["power_w"].astype(np.float64) / window.values["power_cap_w"]
         card.update_trend(busy, trend_points(frac, expected))
 
+    # -- Tab --------------------------------------------------------------------------------------------
+    def on_shown(self) -> None:
+        """Nothing more: showEvent already applies the sample that arrived while hidden."""
+
+    def screenshot_ready(self) -> bool:
+        """Ready once the card density fit after the last resize has run (else cards may be cut off)."""
+        return bool(self.cards) and not self._fit_timer.isActive()
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         self._fit_timer.start()

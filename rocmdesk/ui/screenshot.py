@@ -14,6 +14,7 @@ from rocmdesk.ui.app import make_app, open_session
 from rocmdesk.ui.na_notes import with_na_notes
 from rocmdesk.ui.settings import Settings
 from rocmdesk.ui.sources import demo_source, startup_source
+from rocmdesk.ui.tabs import Tab
 
 READY_TIMEOUT_S = 20.0
 
@@ -66,9 +67,8 @@ def render_screenshot(output: str, tab: str = "overview", seconds: float = 3.0, 
         start = time.monotonic()
         pump(app, max(0.0, seconds))
         widget = window.tabs.currentWidget()
-        ready = getattr(widget, "screenshot_ready", None)
-        if callable(ready):
-            pump(app, max(0.0, READY_TIMEOUT_S - (time.monotonic() - start)), until=ready)
+        if isinstance(widget, Tab):
+            pump(app, max(0.0, READY_TIMEOUT_S - (time.monotonic() - start)), until=widget.screenshot_ready)
         # let any coalesced redraw land before grabbing
         redraw = getattr(widget, "redraw", None)
         if callable(redraw):
