@@ -103,24 +103,25 @@ def test_graph_metric_choices_match_the_settings_and_a_wrong_one_is_refused():
         parser.parse_args(["--graph-metric", "voltage", "-o", "x.png"])
 
 
-def test_graphs_screenshot_of_the_clocks_as_one_plot_per_gpu(tmp_path, monkeypatch):
-    """The Done-when picture of issue 14: 8 MI300X as small multiples of the clocks, in process."""
-    from rocmdesk.ui import screenshot
-
-    seen = {}
-    real_open = screenshot.open_session
-
-    def spy(source, settings, **kw):
-        session = real_open(source, settings, **kw)
-        seen["graphs"] = session.window.tab_widgets["graphs"]
-        return session
-
-    monkeypatch.setattr(screenshot, "open_session", spy)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+def test_graphs_screenshot_of_the_clocks_as_one_plot_per_gpu(tmp_path):
+    """The Done-when picture of issue 14: 8 MI300X as small multiples of the clocks (own process, as above)."""
     out = tmp_path / "clocks.png"
-    result = screenshot.render_screenshot(str(out), tab="graphs", seconds=0, size=(1280, 800), demo=True,
-                                          recording="mi300x-node", graph_metric="clocks")
-    graphs = seen["graphs"]
-    assert graphs.multiples() and graphs.settings.graph_metric == "clocks"
-    assert len(graphs.plots) == 8 and all("Clocks" in p.titleLabel.text for p in graphs.plots.values())
-    assert png_size(out) == (result.width, result.height) and result.width == 1280 and result.height >= 800
+    proc = _run("--demo", "--demo-recording", "mi300x-node", "--tab", "graphs", "--graph-metric", "clocks",
+                "--seconds", "0", "--size", "1280x800", "-o", str(out), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    width, height = png_size(out)
+    assert width == 1280 and height >= 800
+
+
+def test_the_graph_metric_setting_gives_eight_clock_plots(qtbot, open_window):
+    """What --graph-metric sets (Settings.graph_metric) is what the Graphs tab draws for 8 GPUs."""
+    from rocmdesk.ui.settings import Settings
+    from tests.gui.conftest import demo_small
+
+    session = open_window(demo_small(preroll_s=0, recording="mi300x-node"), Settings(graph_metric="clocks"),
+                          size=(1280, 800))
+    graphs = session.window.tab_widgets["graphs"]
+    session.window.show_tab("graphs")
+    qtbot.waitUntil(lambda: len(session.feed.gpus) == 8 and len(graphs.plots) == 8, timeout=10000)
+    assert graphs.multiples()
+    assert all("Clocks" in plot.titleLabel.text for plot in graphs.plots.values())
