@@ -219,8 +219,24 @@ def amdgpu_blacklisted(ctx):
                      "a file in /etc/modprobe.d hides the same name elsewhere).",
                      facts.regenerate_initramfs_step(), "Reboot."]
             fix = Fix("modprobe-unblacklist-amdgpu-manual", True, tuple(steps))
-        outcomes.append(Failed(evidence=[evidence(x) for x in lines], subject=path, fix=fix,
-                               severity=severity, details=details))
+        ev = [evidence(x) for x in lines]
+        kubelet = _kubernetes_node(facts)
+        if kubelet is not None:
+            # AMD's GPU Operator blacklists the inbox amdgpu and has KMM load its own driver from a container
+            # (ROCm/gpu-operator PR #121 docs; #330): on such a node the blacklist is wanted, so no removal is offered,
+            # and with amdgpu loaded (by the operator) it is no fault at all
+            if loaded:
+                severity = Severity.INFO
+            ev.append(Evidence("exists: this machine is a Kubernetes node", kubelet))
+            details = " ".join(filter(None, [details, "This is a Kubernetes node: AMD's GPU Operator blacklists the "
+                                             "inbox amdgpu on purpose and loads its own driver, so if the operator "
+                                             "manages this node the blacklist is right and must stay"
+                                             + ("." if loaded else " (look at the operator's driver pods instead)."
+                                                )]))
+            fix = Fix(fix.id, fix.privileged,
+                      ("If AMD's GPU Operator manages this node, leave the blacklist as it is (the operator loads "
+                       "its own amdgpu); otherwise:", *fix.steps), None)
+        outcomes.append(Failed(evidence=ev, subject=path, fix=fix, severity=severity, details=details))
     args = facts.cmdline_args
     for key in ("modprobe.blacklist", "module_blacklist"):
         for value in cmdline_values(args, key):
@@ -242,6 +258,14 @@ def amdgpu_blacklisted(ctx):
     if not looked and not args:
         return Skipped("no modprobe.d folder and no /proc/cmdline in this root")
     return Passed(f"no amdgpu blacklist in {', '.join(looked) or 'modprobe.d'} or on the command line")
+
+
+KUBERNETES_MARKERS = ("/var/lib/kubelet", "/etc/kubernetes")
+
+
+def _kubernetes_node(facts: HostFacts) -> str | None:
+    """The folder that shows this machine is a Kubernetes node (kubelet's state or config), or None."""
+    return next((path for path in KUBERNETES_MARKERS if facts.root.is_dir(path)), None)
 
 
 def _image_lacks(ctx, path: str) -> str | None:

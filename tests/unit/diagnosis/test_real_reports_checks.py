@@ -284,10 +284,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
     update-initramfs -u` for the changes to be applied"; after that and a reboot it was blacklisted. The image held
     amdgpu and the old modprobe.d, so the boot loaded amdgpu from it. Assumed: an RX 7900 XTX (the thread is about
     MI-series nodes; the GPU does not change the mechanism), kernel 6.8.0-51 (22.04 HWE), the file written an hour
-    after the image was built. On a GPU Operator node the blacklist is intended (the operator loads its own driver),
-    so the blacklist finding's wording is what is checked here: it must not claim "something ran modprobe"."""
+    after the image was built, the node a Kubernetes node (/var/lib/kubelet). On a GPU Operator node the blacklist is
+    intended (the operator loads its own driver): the blacklist finding must not claim "something ran modprobe", must
+    not offer to remove the blacklist, and is information only."""
     root = sc.clean_workstation(tmp_path / "r")
     sc.write(root, "/etc/os-release", JAMMY)
+    (root / "var/lib/kubelet").mkdir(parents=True)
     path = sc.write(root, "/etc/modprobe.d/blacklist-amdgpu.conf", "blacklist amdgpu\n")
     image = root / f"boot/initrd.img-{sc.KERNEL}"
     os.utime(path, (image.stat().st_mtime + 3600,) * 2)
@@ -301,10 +303,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
                                   "6.8.0-51-generic`.")
     assert stale.fix.action == ("initramfs-regenerate",)
     blacklist = findings[BLACKLIST][0]
-    assert blacklist.severity is Severity.WARNING
+    assert blacklist.severity is Severity.INFO and blacklist.fix.action is None
     details = blacklist.explanation.split("\n\n")[-1]
     assert details.startswith("amdgpu is loaded right now because the initramfs loaded it at boot")
     assert "see initramfs-stale" in details and "modprobe amdgpu" not in details
+    assert "AMD's GPU Operator blacklists the inbox amdgpu on purpose" in details
+    assert blacklist.fix.steps[0].startswith("If AMD's GPU Operator manages this node, leave the blacklist")
 
 
 # -- gpu-ecc-errors ----------------------------------------------------------------------------------------------
@@ -499,6 +503,42 @@ def test_therock_438_azure_v710_loads_after_modprobe_and_mok(tmp_path):
     assert "`sudo mokutil --import /var/lib/shim-signed/mok/MOK.der`" in steps_of(sb)
 
 
+FOCAL = ('NAME="Ubuntu"\nVERSION="20.04.3 LTS (Focal Fossa)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="20.04"\n'
+         'VERSION_CODENAME=focal\nUBUNTU_CODENAME=focal\n')
+
+
+def test_amdgpu_115_mi200_rock_dkms_never_added_amdgpu_never_loaded(tmp_path):
+    """ROCm/amdgpu#115: an MI200 (gfx90a) with ROCm 4.3; kentrussell (AMD) reads the dmesg: "amdgpu never even tries
+    to load. What does dkms status return? If it returns installed ... try sudo modprobe amdgpu"; the reporter:
+    `dpkg -l` has rock-dkms and rock-dkms-firmware 1:4.3-59, `dkms status` prints nothing, `modprobe amdgpu` then
+    loads the kernel's own amdgpu. rocmdesk must say amdgpu is not bound, that rock-dkms has no module for this
+    kernel (never "a backport of Linux 4.3": 4.3 is the ROCm release), and give the modprobe step. Assumed: an
+    MI250X [1002:7408], Ubuntu 20.04 with kernel 5.4.0-81-generic and its headers, no DKMS tree at all."""
+    root = reporter_machine(tmp_path / "r", [Gpu(90010, 0x7408, pci_class=0x038000)], rocm="4.3.0")
+    no_comfyui(root)
+    kver = "5.4.0-81-generic"
+    set_kernel(root, kver)
+    install_matching_initramfs(root, kver)
+    sc.write(root, "/etc/os-release", FOCAL)
+    (root / "usr/src" / f"linux-headers-{kver}").mkdir(parents=True)
+    os.symlink(f"/usr/src/linux-headers-{kver}", root / "usr/lib/modules" / kver / "build")
+    sc.append(root, "/var/lib/dpkg/status", sc.dpkg_entry("rock-dkms", "1:4.3-59", "all")
+              + sc.dpkg_entry("rock-dkms-firmware", "1:4.3-59", "all"))
+    sc.write(root, "/var/log/kern.log", (root / "var/log/kern.log").read_text().replace(sc.KERNEL, kver))
+    sc.unload_amdgpu(root)
+    findings = diagnose(root)
+    assert set(findings) == {NOT_LOADED, "amdgpu-dkms-not-built"}, findings_summary(findings)
+    not_loaded = findings[NOT_LOADED][0]
+    assert not_loaded.severity is Severity.ERROR
+    assert "`sudo modprobe amdgpu`" in steps_of(not_loaded)
+    dkms = findings["amdgpu-dkms-not-built"][0]
+    assert "/var/lib/dpkg/status:" in evidence_texts(dkms)[0] and "rock-dkms (1:4.3-59) installed" in \
+        evidence_texts(dkms)[0]
+    assert dkms.explanation.split("\n\n")[-1].startswith("rock-dkms 4.3-59 has no module for the running kernel")
+    assert "backport of the Linux 4.3" not in dkms.explanation
+    assert "`sudo apt purge rock-dkms rock-dkms-firmware`" in steps_of(dkms)
+
+
 # -- amdgpu-missing-from-initramfs --------------------------------------------------------------------------------
 
 MISSING = "amdgpu-missing-from-initramfs"
@@ -554,7 +594,7 @@ REPORTS_TESTED = {
     PCIE: ("ilya-zlobintsev/LACT#334",),
     SMALL_BAR: ("ROCm/amdgpu#78",),
     OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
-    NOT_LOADED: ("ROCm/TheRock#438",),
+    NOT_LOADED: ("ROCm/TheRock#438", "ROCm/amdgpu#115"),
     MISSING: ("sddm/sddm#1744",),
 }
 
@@ -567,3 +607,13 @@ def test_metadata_lists_the_reports_tested_here(check_id):
     text = Path(__file__).read_text()
     for entry in load_metadata()[check_id].reports:
         assert entry.split(":", 1)[0].split(" (")[0] in text, entry
+
+
+@pytest.mark.parametrize("version, base", [
+    ("1:6.12.12.60401-2164967.24.04", (6, 12)), ("6.12.12-2164967.24.04", (6, 12)),
+    ("5.18.2.22.40-1504718.22.04", (5, 18)), ("1:4.3-59", None), ("4.3-59", None), ("18.30-641594", None),
+    ("", None), ("garbage", None)])
+def test_driver_base_reads_a_linux_release_only_where_the_version_names_one(version, base):
+    from rocmdesk.diagnosis.dkms import driver_base
+
+    assert driver_base(version) == base
