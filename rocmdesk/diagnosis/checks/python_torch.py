@@ -1,4 +1,4 @@
-"""Python and PyTorch checks: wrong torch wheel, custom nodes that would swap it, pynvml crash (facts 3).
+"""Python and PyTorch checks: wrong torch wheel, custom nodes that would swap it, pynvml crash (pytorch/pytorch#133259).
 
 Everything is read from files (never ``import torch``, never run a snapshot's interpreter). On
 ROCm, PyTorch keeps the ``torch.cuda`` API and device "cuda"; the faults here are a CUDA or CPU
@@ -444,8 +444,8 @@ def _pulled_outcomes(ctx, comfy: ComfyInstall) -> list:
 
     A requirement pinning a ``+cu121``/``+cpu`` build of torch (or its companions), or a torch requirement
     beside an index option pointing at PyTorch's CUDA/CPU index, is what ComfyUI-Manager's ``pip install -r``
-    turns into the swap (rocm-facts.md 3c). Named, so reinstalling the ROCm build is not undone at the
-    node's next install; torch-wheel-mismatch reports the wrong wheel itself.
+    turns into the swap (Comfy-Org/comfy-cli PR #379; LykosAI/StabilityMatrix#1132). Named, so reinstalling the ROCm
+    build is not undone at the node's next install; torch-wheel-mismatch reports the wrong wheel itself.
     """
     env = comfy.env
     assert env is not None and env.torch is not None
