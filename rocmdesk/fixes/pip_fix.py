@@ -11,7 +11,7 @@ whole process group on cancel. The two freezes give the rollback: exactly the pa
 or changed go back, each from the index its version came from (the local tag ``+rocm6.2`` / ``+cu121`` /
 ``+cpu`` names the PyTorch index; untagged versions come from PyPI), with ``--index-url`` only. pip runs
 with no PIP_* variables and no configuration file, so a user's ``extra-index-url`` cannot add PyPI's
-higher-versioned CUDA torch behind our back (facts 3c).
+higher-versioned CUDA torch behind our back (Comfy-Org/comfy-cli PR #379).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""amdgpu-dkms that did not build, or does not fit, the running kernel (rocm-facts.md 1d).
+"""amdgpu-dkms that did not build, or does not fit, the running kernel (dkms(8); sources in resources/checks/dkms.yaml).
 
 A failed DKMS build is silent after the install: the kernel then loads its own in-tree amdgpu (or none, when the
 in-tree one is missing from a custom kernel), and ROCm runs on a driver the user did not choose. The check reads the

@@ -1,4 +1,4 @@
-"""Driver checks: is amdgpu bound, loaded, allowed to load, and healthy (rocm-facts.md 1, 4d, 4f, 5a)."""
+"""Driver checks: is amdgpu bound, loaded, allowed to load, and healthy (sources in resources/checks/driver.yaml)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 
 AREA = "Driver"
 MAX_EVIDENCE = 12
-OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (facts 5a [S4])
-GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff (facts 5a [S5])
+OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (Linux drivers/gpu/drm/amd/include/amd_shared.h)
+GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff (amdgpu_drv.c)
 
 _BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
 _INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
@@ -54,7 +54,7 @@ _BAR_RESIZE_FAILED_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}
                                    r"no space for) \[mem size (0x[0-9a-f]+) 64bit pref\]")
 _OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
 # "module verification failed: ... tainting kernel" is NOT a refusal: it is logged when an unsigned
-# module was loaded because Secure Boot is not enforced (facts 1d [S16]), so it is no evidence here.
+# module was loaded because Secure Boot is not enforced (amd/MxGPU-Virtualization#18 dmesg), so it is no evidence here.
 # Every wording of a refused module: modprobe/systemd-modules-load print EKEYREJECTED as "Key was rejected by service";
 # the kernel's module_sig_check() logs "Loading of unsigned module is rejected" (no signature), "Loading of module
 # with unavailable key is rejected" (signed, but the key is in no trusted keyring: a MOK never enrolled) and
@@ -145,7 +145,7 @@ def amdgpu_not_loaded(ctx):
 
 
 def blocks_amdgpu(logical: str) -> bool:
-    """True for a logical modprobe.d line that stops amdgpu from loading (facts 1c)."""
+    """True for a logical modprobe.d line that stops amdgpu from loading (modprobe.d(5) blacklist/install)."""
     return bool(_LOGICAL_BLACKLIST_RE.fullmatch(logical) or _LOGICAL_INSTALL_RE.fullmatch(logical))
 
 
@@ -201,7 +201,7 @@ def amdgpu_blacklisted(ctx):
             severity, details = Severity.INFO, _builtin_blacklist_note(builtin)
         if _HELPER_MODPROBE_FILE_RE.fullmatch(path):
             # the helper comments the lines out AND rebuilds the initramfs, so it is one click only when the
-            # shared generator rule names the generator (initramfs.choose_generator; facts 1b)
+            # shared generator rule names the generator (initramfs.choose_generator)
             fix = Fix("modprobe-unblacklist-amdgpu", True,
                       (f"Comment out the amdgpu line(s) in {path} (a backup is kept).",
                        facts.regenerate_initramfs_step(), "Reboot."),
@@ -524,7 +524,7 @@ def _output_path(result) -> str:
 def _is_pro_package(name: str) -> bool:
     # amdgpu-core, amdgpu-dkms and amdgpu-install belong to the normal ROCm installer stack
     # (legacy-rocm-build#1748, #1864 install logs); only the *amdgpu-pro* packages are the
-    # proprietary stack AMD says not to keep beside ROCm [S18].
+    # proprietary stack AMD says not to keep beside ROCm (legacy-rocm-build#1528).
     return "amdgpu-pro" in name
 
 
