@@ -25,7 +25,7 @@ KFD_NODES = "sys/class/kfd/kfd/topology/nodes"
 _CARD_RE = re.compile(r"card[0-9]+")
 
 # LLVM targets that only exist as Instinct (CDNA) parts, and those that only exist as APUs
-# (facts file 4b; LLVM AMDGPU processor table).
+# (LLVM llvm/docs/AMDGPUUsage.rst processor table; ROCm/rocm-install-on-linux docs/reference/system-requirements.rst).
 INSTINCT_TARGETS = frozenset({"gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
 APU_TARGETS = frozenset({"gfx801", "gfx902", "gfx909", "gfx90c", "gfx1033", "gfx1035", "gfx1036",
                          "gfx1037", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"})

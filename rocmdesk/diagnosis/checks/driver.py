@@ -1,4 +1,4 @@
-"""Driver checks: is amdgpu bound, loaded, allowed to load, and healthy (rocm-facts.md 1, 4d, 4f, 5a)."""
+"""Driver checks: is amdgpu bound, loaded, allowed to load, and healthy (sources in resources/checks/driver.yaml)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 
 AREA = "Driver"
 MAX_EVIDENCE = 12
-OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (facts 5a [S4])
-GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff (facts 5a [S5])
+OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (Linux drivers/gpu/drm/amd/include/amd_shared.h)
+GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff (amdgpu_drv.c)
 
 _BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
 _INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
@@ -54,7 +54,7 @@ _BAR_RESIZE_FAILED_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}
                                    r"no space for) \[mem size (0x[0-9a-f]+) 64bit pref\]")
 _OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
 # "module verification failed: ... tainting kernel" is NOT a refusal: it is logged when an unsigned
-# module was loaded because Secure Boot is not enforced (facts 1d [S16]), so it is no evidence here.
+# module was loaded because Secure Boot is not enforced (amd/MxGPU-Virtualization#18 dmesg), so it is no evidence here.
 # Every wording of a refused module: modprobe/systemd-modules-load print EKEYREJECTED as "Key was rejected by service";
 # the kernel's module_sig_check() logs "Loading of unsigned module is rejected" (no signature), "Loading of module
 # with unavailable key is rejected" (signed, but the key is in no trusted keyring: a MOK never enrolled) and
@@ -145,7 +145,7 @@ def amdgpu_not_loaded(ctx):
 
 
 def blocks_amdgpu(logical: str) -> bool:
-    """True for a logical modprobe.d line that stops amdgpu from loading (facts 1c)."""
+    """True for a logical modprobe.d line that stops amdgpu from loading (modprobe.d(5) blacklist/install)."""
     return bool(_LOGICAL_BLACKLIST_RE.fullmatch(logical) or _LOGICAL_INSTALL_RE.fullmatch(logical))
 
 
@@ -201,7 +201,7 @@ def amdgpu_blacklisted(ctx):
             severity, details = Severity.INFO, _builtin_blacklist_note(builtin)
         if _HELPER_MODPROBE_FILE_RE.fullmatch(path):
             # the helper comments the lines out AND rebuilds the initramfs, so it is one click only when the
-            # shared generator rule names the generator (initramfs.choose_generator; facts 1b)
+            # shared generator rule names the generator (initramfs.choose_generator)
             fix = Fix("modprobe-unblacklist-amdgpu", True,
                       (f"Comment out the amdgpu line(s) in {path} (a backup is kept).",
                        facts.regenerate_initramfs_step(), "Reboot."),
@@ -219,8 +219,24 @@ def amdgpu_blacklisted(ctx):
                      "a file in /etc/modprobe.d hides the same name elsewhere).",
                      facts.regenerate_initramfs_step(), "Reboot."]
             fix = Fix("modprobe-unblacklist-amdgpu-manual", True, tuple(steps))
-        outcomes.append(Failed(evidence=[evidence(x) for x in lines], subject=path, fix=fix,
-                               severity=severity, details=details))
+        ev = [evidence(x) for x in lines]
+        kubelet = _kubernetes_node(facts)
+        if kubelet is not None:
+            # AMD's GPU Operator blacklists the inbox amdgpu and has KMM load its own driver from a container
+            # (ROCm/gpu-operator PR #121 docs; #330): on such a node the blacklist is wanted, so no removal is offered,
+            # and with amdgpu loaded (by the operator) it is no fault at all
+            if loaded:
+                severity = Severity.INFO
+            ev.append(Evidence("exists: this machine is a Kubernetes node", kubelet))
+            details = " ".join(filter(None, [details, "This is a Kubernetes node: AMD's GPU Operator blacklists the "
+                                             "inbox amdgpu on purpose and loads its own driver, so if the operator "
+                                             "manages this node the blacklist is right and must stay"
+                                             + ("." if loaded else " (look at the operator's driver pods instead)."
+                                                )]))
+            fix = Fix(fix.id, fix.privileged,
+                      ("If AMD's GPU Operator manages this node, leave the blacklist as it is (the operator loads "
+                       "its own amdgpu); otherwise:", *fix.steps), None)
+        outcomes.append(Failed(evidence=ev, subject=path, fix=fix, severity=severity, details=details))
     args = facts.cmdline_args
     for key in ("modprobe.blacklist", "module_blacklist"):
         for value in cmdline_values(args, key):
@@ -242,6 +258,14 @@ def amdgpu_blacklisted(ctx):
     if not looked and not args:
         return Skipped("no modprobe.d folder and no /proc/cmdline in this root")
     return Passed(f"no amdgpu blacklist in {', '.join(looked) or 'modprobe.d'} or on the command line")
+
+
+KUBERNETES_MARKERS = ("/var/lib/kubelet", "/etc/kubernetes")
+
+
+def _kubernetes_node(facts: HostFacts) -> str | None:
+    """The folder that shows this machine is a Kubernetes node (kubelet's state or config), or None."""
+    return next((path for path in KUBERNETES_MARKERS if facts.root.is_dir(path)), None)
 
 
 def _image_lacks(ctx, path: str) -> str | None:
@@ -500,7 +524,7 @@ def _output_path(result) -> str:
 def _is_pro_package(name: str) -> bool:
     # amdgpu-core, amdgpu-dkms and amdgpu-install belong to the normal ROCm installer stack
     # (legacy-rocm-build#1748, #1864 install logs); only the *amdgpu-pro* packages are the
-    # proprietary stack AMD says not to keep beside ROCm [S18].
+    # proprietary stack AMD says not to keep beside ROCm (legacy-rocm-build#1528).
     return "amdgpu-pro" in name
 
 

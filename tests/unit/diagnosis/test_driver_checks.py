@@ -112,6 +112,21 @@ def test_blacklist_while_loaded_is_a_warning(root):
     assert "loaded right now" in finding.explanation
 
 
+def test_blacklist_on_a_kubernetes_node_while_loaded_is_left_to_the_gpu_operator(root):
+    sc.blacklist_amdgpu(root)
+    (root / "var/lib/kubelet").mkdir(parents=True)
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.severity is Severity.INFO and finding.fix.action is None
+    assert finding.fix.steps[0].startswith("If AMD's GPU Operator manages this node, leave the blacklist")
+    assert any(e.path == "/var/lib/kubelet" for e in finding.evidence)
+    sc.unload_amdgpu(root)  # nothing loaded it: the GPU is dark, but the blacklist may still be the operator's
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.severity is Severity.ERROR and finding.fix.action is None
+    assert "look at the operator's driver pods instead" in finding.explanation
+    shutil.rmtree(root / "var/lib/kubelet")  # not a Kubernetes node: the one-click removal again
+    assert only_finding(sc.run_check(root, "amdgpu-blacklisted")).fix.action is not None
+
+
 def test_blacklist_written_after_the_image_says_the_image_loaded_amdgpu(root):
     # the image holds amdgpu and no copy of the newer file: the boot loaded amdgpu from it (ROCm/gpu-operator#330)
     path = sc.blacklist_amdgpu(root)

@@ -74,6 +74,7 @@ def test_pytorch_133259_deepspeed_pulled_nvidia_ml_py_into_a_wsl_venv(tmp_path):
     root = reporter_machine(tmp_path / "r", [Gpu(110000, NAVI31, dump="rx7900xtx")], rocm="6.1.3")
     no_comfyui(root)
     sc.make_wsl(root)
+    sc.write(root, "/opt/rocm/share/amd_smi/pyproject.toml", '[project]\nname = "amdsmi"\n')  # amd-smi-lib is there
     hsa = b"\x7fELF" + b"\0" * 60
     sc.write(root, ROCM_HSA, hsa)
     venv = make_venv(root, "home/alice/venv", "rocm-old", py="3.10", version="2.4.0+rocm6.1",
@@ -105,8 +106,9 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     in the thread (Delaunay, 2024-10-03): "Issue is still there for 2.4.1 ... Fix is to uninstall pynvml `pip
     uninstall pynvml nvidia-ml-py -y`". Rebuilt: that machine, SD.Next in ~/automatic with its venv holding
     torch 2.4.1+rocm6.1 beside pynvml and nvidia-ml-py. Assumed: an RX 7900 XTX, ROCm 6.1.3, Python 3.11, pynvml
-    11.5.3 and nvidia-ml-py 12.560.30, SD.Next's installer.py naming its repository. SD.Next also gets the launcher
-    note (it reinstalls torch on its own terms)."""
+    11.5.3 and nvidia-ml-py 12.560.30, SD.Next's installer.py naming its repository, ROCm's amd-smi-lib in
+    /opt/rocm/share/amd_smi (installing it is the third way out, pytorch/pytorch#133259). SD.Next also gets the
+    launcher note (it reinstalls torch on its own terms)."""
     root = reporter_machine(tmp_path / "r", [Gpu(110000, NAVI31, dump="rx7900xtx")], rocm="6.1.3")
     no_comfyui(root)
     sc.write(root, "/home/alice/automatic/launch.py", "import installer\n")
@@ -114,6 +116,7 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     sc.write(root, "/home/alice/automatic/webui.sh", "#!/usr/bin/env bash\n")
     make_venv(root, "home/alice/automatic/venv", "rocm-old", version="2.4.1+rocm6.1",
               packages={"pynvml": "11.5.3", "nvidia-ml-py": "12.560.30"})
+    sc.write(root, "/opt/rocm/share/amd_smi/pyproject.toml", '[project]\nname = "amdsmi"\n')  # ROCm's amd-smi-lib
     findings = diagnose(root)
     assert set(findings) == {PYNVML, "launcher-reinstalls-torch"}, findings_summary(findings)
     finding = findings[PYNVML][0]
@@ -124,6 +127,9 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     assert "predates that fix" in finding.explanation
     assert finding.fix.steps[0] == ("Uninstall it from this environment: `/home/alice/automatic/venv/bin/python -m pip "
                                     "uninstall -y pynvml nvidia-ml-py`.")
+    assert finding.fix.steps[-1] == ("Or keep pynvml and install the amdsmi Python package of this machine's ROCm "
+                                     "into the environment: `/home/alice/automatic/venv/bin/python -m pip install "
+                                     "/opt/rocm/share/amd_smi`.")
     assert findings["launcher-reinstalls-torch"][0].severity is Severity.INFO
 
 
@@ -284,10 +290,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
     update-initramfs -u` for the changes to be applied"; after that and a reboot it was blacklisted. The image held
     amdgpu and the old modprobe.d, so the boot loaded amdgpu from it. Assumed: an RX 7900 XTX (the thread is about
     MI-series nodes; the GPU does not change the mechanism), kernel 6.8.0-51 (22.04 HWE), the file written an hour
-    after the image was built. On a GPU Operator node the blacklist is intended (the operator loads its own driver),
-    so the blacklist finding's wording is what is checked here: it must not claim "something ran modprobe"."""
+    after the image was built, the node a Kubernetes node (/var/lib/kubelet). On a GPU Operator node the blacklist is
+    intended (the operator loads its own driver): the blacklist finding must not claim "something ran modprobe", must
+    not offer to remove the blacklist, and is information only."""
     root = sc.clean_workstation(tmp_path / "r")
     sc.write(root, "/etc/os-release", JAMMY)
+    (root / "var/lib/kubelet").mkdir(parents=True)
     path = sc.write(root, "/etc/modprobe.d/blacklist-amdgpu.conf", "blacklist amdgpu\n")
     image = root / f"boot/initrd.img-{sc.KERNEL}"
     os.utime(path, (image.stat().st_mtime + 3600,) * 2)
@@ -301,10 +309,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
                                   "6.8.0-51-generic`.")
     assert stale.fix.action == ("initramfs-regenerate",)
     blacklist = findings[BLACKLIST][0]
-    assert blacklist.severity is Severity.WARNING
+    assert blacklist.severity is Severity.INFO and blacklist.fix.action is None
     details = blacklist.explanation.split("\n\n")[-1]
     assert details.startswith("amdgpu is loaded right now because the initramfs loaded it at boot")
     assert "see initramfs-stale" in details and "modprobe amdgpu" not in details
+    assert "AMD's GPU Operator blacklists the inbox amdgpu on purpose" in details
+    assert blacklist.fix.steps[0].startswith("If AMD's GPU Operator manages this node, leave the blacklist")
 
 
 # -- gpu-ecc-errors ----------------------------------------------------------------------------------------------
@@ -499,6 +509,42 @@ def test_therock_438_azure_v710_loads_after_modprobe_and_mok(tmp_path):
     assert "`sudo mokutil --import /var/lib/shim-signed/mok/MOK.der`" in steps_of(sb)
 
 
+FOCAL = ('NAME="Ubuntu"\nVERSION="20.04.3 LTS (Focal Fossa)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="20.04"\n'
+         'VERSION_CODENAME=focal\nUBUNTU_CODENAME=focal\n')
+
+
+def test_amdgpu_115_mi200_rock_dkms_never_added_amdgpu_never_loaded(tmp_path):
+    """ROCm/amdgpu#115: an MI200 (gfx90a) with ROCm 4.3; kentrussell (AMD) reads the dmesg: "amdgpu never even tries
+    to load. What does dkms status return? If it returns installed ... try sudo modprobe amdgpu"; the reporter:
+    `dpkg -l` has rock-dkms and rock-dkms-firmware 1:4.3-59, `dkms status` prints nothing, `modprobe amdgpu` then
+    loads the kernel's own amdgpu. rocmdesk must say amdgpu is not bound, that rock-dkms has no module for this
+    kernel (never "a backport of Linux 4.3": 4.3 is the ROCm release), and give the modprobe step. Assumed: an
+    MI250X [1002:7408], Ubuntu 20.04 with kernel 5.4.0-81-generic and its headers, no DKMS tree at all."""
+    root = reporter_machine(tmp_path / "r", [Gpu(90010, 0x7408, pci_class=0x038000)], rocm="4.3.0")
+    no_comfyui(root)
+    kver = "5.4.0-81-generic"
+    set_kernel(root, kver)
+    install_matching_initramfs(root, kver)
+    sc.write(root, "/etc/os-release", FOCAL)
+    (root / "usr/src" / f"linux-headers-{kver}").mkdir(parents=True)
+    os.symlink(f"/usr/src/linux-headers-{kver}", root / "usr/lib/modules" / kver / "build")
+    sc.append(root, "/var/lib/dpkg/status", sc.dpkg_entry("rock-dkms", "1:4.3-59", "all")
+              + sc.dpkg_entry("rock-dkms-firmware", "1:4.3-59", "all"))
+    sc.write(root, "/var/log/kern.log", (root / "var/log/kern.log").read_text().replace(sc.KERNEL, kver))
+    sc.unload_amdgpu(root)
+    findings = diagnose(root)
+    assert set(findings) == {NOT_LOADED, "amdgpu-dkms-not-built"}, findings_summary(findings)
+    not_loaded = findings[NOT_LOADED][0]
+    assert not_loaded.severity is Severity.ERROR
+    assert "`sudo modprobe amdgpu`" in steps_of(not_loaded)
+    dkms = findings["amdgpu-dkms-not-built"][0]
+    assert "/var/lib/dpkg/status:" in evidence_texts(dkms)[0] and "rock-dkms (1:4.3-59) installed" in \
+        evidence_texts(dkms)[0]
+    assert dkms.explanation.split("\n\n")[-1].startswith("rock-dkms 4.3-59 has no module for the running kernel")
+    assert "backport of the Linux 4.3" not in dkms.explanation
+    assert "`sudo apt purge rock-dkms rock-dkms-firmware`" in steps_of(dkms)
+
+
 # -- amdgpu-missing-from-initramfs --------------------------------------------------------------------------------
 
 MISSING = "amdgpu-missing-from-initramfs"
@@ -554,7 +600,7 @@ REPORTS_TESTED = {
     PCIE: ("ilya-zlobintsev/LACT#334",),
     SMALL_BAR: ("ROCm/amdgpu#78",),
     OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
-    NOT_LOADED: ("ROCm/TheRock#438",),
+    NOT_LOADED: ("ROCm/TheRock#438", "ROCm/amdgpu#115"),
     MISSING: ("sddm/sddm#1744",),
 }
 
@@ -567,3 +613,13 @@ def test_metadata_lists_the_reports_tested_here(check_id):
     text = Path(__file__).read_text()
     for entry in load_metadata()[check_id].reports:
         assert entry.split(":", 1)[0].split(" (")[0] in text, entry
+
+
+@pytest.mark.parametrize("version, base", [
+    ("1:6.12.12.60401-2164967.24.04", (6, 12)), ("6.12.12-2164967.24.04", (6, 12)),
+    ("5.18.2.22.40-1504718.22.04", (5, 18)), ("1:4.3-59", None), ("4.3-59", None), ("18.30-641594", None),
+    ("", None), ("garbage", None)])
+def test_driver_base_reads_a_linux_release_only_where_the_version_names_one(version, base):
+    from rocmdesk.diagnosis.dkms import driver_base
+
+    assert driver_base(version) == base
