@@ -29,7 +29,7 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     assert tab.system_source.text() == "Demo machine rx7900xtx-comfyui (not this machine)"
     assert "System and diagnosis: demo machine rx7900xtx-comfyui" in tab.markdown
     assert {f["id"] for f in tab.report.findings} == {"initramfs-stale", "user-not-in-render-group",
-                                                       "torch-wheel-mismatch"}
+                                                       "torch-wheel-mismatch", "torch-pinned-by-custom-node"}
     assert "Telemetry and processes: demo recording" in tab.markdown
     assert "Telemetry from demo recording" in tab.markdown  # said again at the telemetry
     preview = tab.preview.toPlainText()
