@@ -8,7 +8,6 @@ session bus, off the GUI thread, with the tray's own balloon as the fallback whe
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -16,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from rocmdesk.telemetry import alerts
 from rocmdesk.telemetry.model import Snapshot
 from rocmdesk.ui import theme
+from rocmdesk.ui.background import Background
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import Level, c_to_unit, is_number, temp_level
 from rocmdesk.ui.overview_tab import CPU_SENSOR
@@ -78,6 +78,7 @@ class DesktopAlerts(QtCore.QObject):
         super().__init__(parent)
         self.ctx = ctx
         self._send = send
+        self._work = Background(self)
         self.engine = alerts.AlertEngine(alerts.AlertRules(
             enabled=bool(ctx.settings.alerts_enabled), throttle_after_s=float(ctx.settings.alert_throttle_s)))
         self.tray: QtWidgets.QSystemTrayIcon | None = None
@@ -213,14 +214,15 @@ class DesktopAlerts(QtCore.QObject):
     def on_snapshot(self, snapshot: Snapshot) -> None:
         self.update_tray(snapshot)
         for alert in self.engine.feed(snapshot, time.monotonic()):
-            threading.Thread(target=self._deliver, args=(alert,), name="rocmdesk-notify", daemon=True).start()
+            self._deliver(alert)
 
     def _deliver(self, alert: alerts.Alert) -> None:
-        try:
-            why = self._send(alert)
-        except Exception as exc:  # a broken bus must never reach the sampler or the GUI
-            why = f"{type(exc).__name__}: {exc}"
-        self.delivered.emit(alert, why)
+        """Send off the GUI thread (a D-Bus call can hang); ``delivered`` tells how it went."""
+        def failed(exc: BaseException) -> None:  # a broken bus must never reach the sampler or the GUI
+            self.delivered.emit(alert, f"{type(exc).__name__}: {exc}")
+
+        self._work.submit(lambda: self._send(alert), lambda why: self.delivered.emit(alert, why), failed,
+                          name="rocmdesk-notify")
 
     def _fallback(self, alert: alerts.Alert, why: str | None) -> None:
         if why is None:

@@ -572,6 +572,19 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
     return ("error", f"this environment's torch {version} predates that fix")
 
 
+AMDSMI_PACKAGE = "/opt/rocm/share/amd_smi"  # the amdsmi Python package ROCm ships (AMD SMI docs, "Install the library")
+
+
+def _amdsmi_step(ctx, env: PythonEnv) -> str | None:
+    """The third way out on a native host: with the amdsmi Python package of this ROCm importable, torch's amdsmi path
+    works and pynvml can stay (pytorch/pytorch#133259: "fixable by cd /opt/rocm/share/amd_smi && pip3 install";
+    not under WSL, where AMD SMI does not run, as that reporter found)."""
+    if ctx.is_wsl or not ctx.root.is_dir(AMDSMI_PACKAGE):
+        return None
+    return ("Or keep pynvml and install the amdsmi Python package of this machine's ROCm into the environment: "
+            f"`{pip_command(env, 'install ' + AMDSMI_PACKAGE)}`.")
+
+
 # rocm6.0's newest torch is 2.4.1 (2.3.x and 2.4.x only); rocm6.1 and later indexes carry 2.5+ (torch_index sources).
 FIXED_TORCH = ("rocm6.1", "torch 2.5 or newer (with the pynvml fix)")
 
@@ -673,7 +686,8 @@ def pynvml_breaks_rocm_torch(ctx):
         steps = tuple(filter(None, (
             no_interpreter_step(env),
             f"Uninstall it from this environment: `{pip_command(env, 'uninstall -y ' + names)}`.",
-            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets))))
+            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets),
+            _amdsmi_step(ctx, env))))
         outcomes.append(Failed(
             evidence=evidence, subject=env.path, severity=Severity(severity),
             details=f"{words[0].upper()}{words[1:]}.",

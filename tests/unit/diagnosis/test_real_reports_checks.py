@@ -74,6 +74,7 @@ def test_pytorch_133259_deepspeed_pulled_nvidia_ml_py_into_a_wsl_venv(tmp_path):
     root = reporter_machine(tmp_path / "r", [Gpu(110000, NAVI31, dump="rx7900xtx")], rocm="6.1.3")
     no_comfyui(root)
     sc.make_wsl(root)
+    sc.write(root, "/opt/rocm/share/amd_smi/pyproject.toml", '[project]\nname = "amdsmi"\n')  # amd-smi-lib is there
     hsa = b"\x7fELF" + b"\0" * 60
     sc.write(root, ROCM_HSA, hsa)
     venv = make_venv(root, "home/alice/venv", "rocm-old", py="3.10", version="2.4.0+rocm6.1",
@@ -105,8 +106,9 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     in the thread (Delaunay, 2024-10-03): "Issue is still there for 2.4.1 ... Fix is to uninstall pynvml `pip
     uninstall pynvml nvidia-ml-py -y`". Rebuilt: that machine, SD.Next in ~/automatic with its venv holding
     torch 2.4.1+rocm6.1 beside pynvml and nvidia-ml-py. Assumed: an RX 7900 XTX, ROCm 6.1.3, Python 3.11, pynvml
-    11.5.3 and nvidia-ml-py 12.560.30, SD.Next's installer.py naming its repository. SD.Next also gets the launcher
-    note (it reinstalls torch on its own terms)."""
+    11.5.3 and nvidia-ml-py 12.560.30, SD.Next's installer.py naming its repository, ROCm's amd-smi-lib in
+    /opt/rocm/share/amd_smi (installing it is the third way out, pytorch/pytorch#133259). SD.Next also gets the
+    launcher note (it reinstalls torch on its own terms)."""
     root = reporter_machine(tmp_path / "r", [Gpu(110000, NAVI31, dump="rx7900xtx")], rocm="6.1.3")
     no_comfyui(root)
     sc.write(root, "/home/alice/automatic/launch.py", "import installer\n")
@@ -114,6 +116,7 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     sc.write(root, "/home/alice/automatic/webui.sh", "#!/usr/bin/env bash\n")
     make_venv(root, "home/alice/automatic/venv", "rocm-old", version="2.4.1+rocm6.1",
               packages={"pynvml": "11.5.3", "nvidia-ml-py": "12.560.30"})
+    sc.write(root, "/opt/rocm/share/amd_smi/pyproject.toml", '[project]\nname = "amdsmi"\n')  # ROCm's amd-smi-lib
     findings = diagnose(root)
     assert set(findings) == {PYNVML, "launcher-reinstalls-torch"}, findings_summary(findings)
     finding = findings[PYNVML][0]
@@ -124,6 +127,9 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     assert "predates that fix" in finding.explanation
     assert finding.fix.steps[0] == ("Uninstall it from this environment: `/home/alice/automatic/venv/bin/python -m pip "
                                     "uninstall -y pynvml nvidia-ml-py`.")
+    assert finding.fix.steps[-1] == ("Or keep pynvml and install the amdsmi Python package of this machine's ROCm "
+                                     "into the environment: `/home/alice/automatic/venv/bin/python -m pip install "
+                                     "/opt/rocm/share/amd_smi`.")
     assert findings["launcher-reinstalls-torch"][0].severity is Severity.INFO
 
 
