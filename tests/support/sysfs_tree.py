@@ -13,6 +13,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.procs import fake_process
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 LACT = DATA / "lact-sysfs"
 LACT_DUMPS = sorted(p.name for p in LACT.iterdir() if p.is_dir())
@@ -256,11 +258,7 @@ def add_kfd_process(root: Path, pid: int, uses: dict[int, KfdUse], *, pasid: int
             (queue / "size").write_text("1048576")
             queue_id += 1
     if comm is not None:
-        proc = root / "proc" / str(pid)
-        proc.mkdir(parents=True, exist_ok=True)
-        (proc / "comm").write_text(comm + "\n")
-        args = cmdline if cmdline is not None else [comm]
-        (proc / "cmdline").write_bytes(b"".join(a.encode() + b"\x00" for a in args))
+        fake_process(root, pid, comm=comm, argv=cmdline if cmdline is not None else [comm])
     return base
 
 
