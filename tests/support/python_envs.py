@@ -1,8 +1,8 @@
 """Fake Python environments (venvs, conda envs, ComfyUI installs) laid out like real ones.
 
 The torch builds are what pip leaves on disk: ``torch/version.py`` as PyTorch's build writes it
-(facts section 3a, the ROCm nightly file verbatim apart from the values), a dist-info folder with
-METADATA, and for ROCm wheels the bundled ``torch/lib/libamdhip64.so``.
+(pytorch/pytorch tools/generate_torch_version.py; a ROCm nightly's file verbatim apart from the values), a dist-info
+folder with METADATA, and for ROCm wheels the bundled ``torch/lib/libamdhip64.so``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from tests.support.procs import fake_process
 
 PY = "3.11"
 
-# The real torch/version.py of a ROCm nightly (facts S28); values are substituted.
+# The real torch/version.py of the ROCm nightly wheel torch 2.3.0.dev20240308+rocm6.0; values are substituted.
 VERSION_PY_ANNOTATED = """from typing import Optional
 
 __all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']

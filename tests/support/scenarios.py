@@ -539,7 +539,7 @@ def only_finding(result):
 def build_amdgpu_in(root: Path) -> None:
     """amdgpu built into the kernel (CONFIG_DRM_AMDGPU=y), as on some custom and embedded kernels: modules.builtin
     lists it, there is no amdgpu.ko and no /proc/modules line, and /sys/module/amdgpu has parameters but no
-    initstate (facts 1a)."""
+    initstate (a loadable module's attribute: Linux kernel/module/main.c)."""
     moddir = root / "usr" / "lib" / "modules" / KERNEL
     write(root, f"/usr/lib/modules/{KERNEL}/modules.builtin",
           "kernel/drivers/char/mem.ko\nkernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko\n")

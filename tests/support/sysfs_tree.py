@@ -53,7 +53,8 @@ def device_dir_of(dump: Path) -> Path:
     return cards[0]
 
 
-# gfx_target_version for the LACT dumps without a kfd folder (facts file, section 4b / KFD docs).
+# gfx_target_version for the LACT dumps without a kfd folder (Linux drivers/gpu/drm/amd/amdkfd/kfd_device.c
+# gfx_target_version values).
 # The GCN 1 cards (r9-280, r7-240: gfx6) have no KFD support, so they get no node.
 LACT_GFX_TARGET = {
     "rx7900xtx": 110000, "rx7800xt": 110001, "rx7700s": 110002, "rx7600s": 110002,
