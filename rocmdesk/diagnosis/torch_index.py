@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.utils import canonicalize_name
+
 from rocmdesk.diagnosis import rocm_support
 
 BASE_URL = "https://download.pytorch.org/whl/"
@@ -223,7 +225,7 @@ def reinstall_packages(installed, index: str) -> tuple[tuple[str, ...], str | No
     environment already has them (``installed``: its distribution names). torchaudio stopped at 2.11: on rocm7.2
     pip settles on torch 2.11 for it, and newer indexes have no torchaudio at all, so there it is left out
     (pip would fail) and the note says what that means."""
-    have = {str(name).lower().replace("_", "-") for name in installed}
+    have = {canonicalize_name(str(name)) for name in installed}
     out = ["torch"]
     note = None
     key = _index_key(index)

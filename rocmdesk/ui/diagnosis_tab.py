@@ -13,7 +13,6 @@ import html
 import io
 import logging
 import os
-import threading
 from collections.abc import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -23,6 +22,7 @@ from rocmdesk.diagnosis.engine import AREAS
 from rocmdesk.diagnosis.metadata import check_label
 from rocmdesk.diagnosis.model import CheckResult, Finding, Severity, Status
 from rocmdesk.ui import theme
+from rocmdesk.ui.background import Background
 from rocmdesk.ui.context import AppContext
 
 log = logging.getLogger(__name__)
@@ -123,15 +123,6 @@ def subject_heading(ctx: AppContext) -> str:
     return "This machine"
 
 
-class _Bridge(QtCore.QObject):
-    """Carries worker-thread results to the GUI thread (signals emitted elsewhere are queued)."""
-
-    progress = QtCore.Signal(object, int, int)
-    finished = QtCore.Signal(object, int)  # report, generation
-    rerun_done = QtCore.Signal(object, int)  # CheckResult, generation
-    failed = QtCore.Signal(str, int)
-
-
 class DiagnosisTab(QtWidgets.QWidget):
     """Checks by area with status icons; findings with evidence and fixes; re-run, filter, copy."""
 
@@ -151,11 +142,7 @@ class DiagnosisTab(QtWidgets.QWidget):
         self._rerun_fn = rerun_fn
         self._check_items: dict[str, QtWidgets.QTreeWidgetItem] = {}
         self._area_items: dict[str, QtWidgets.QTreeWidgetItem] = {}
-        self._bridge = _Bridge(self)
-        self._bridge.progress.connect(self._on_progress)
-        self._bridge.finished.connect(self._on_finished)
-        self._bridge.rerun_done.connect(self._on_rerun_done)
-        self._bridge.failed.connect(self._on_failed)
+        self._work = Background(self)
         self._build()
 
     # -- layout ------------------------------------------------------------------------------------
@@ -273,22 +260,17 @@ class DiagnosisTab(QtWidgets.QWidget):
         self.summary.setText("Checking…")
         fn = self._diagnose()
         root, runner, envs = self.ctx.root, self.ctx.runner, self._python_envs()
-        bridge = self._bridge
+        progress = self._work.relay(self._on_progress)
         # whose machine the report is of (the window's source): only the engine's own diagnose takes it
         target = (getattr(self.ctx, "extras", None) or {}).get("target") if self._diagnose_fn is None else None
         extra = {"target": target} if target is not None else {}
 
-        def work() -> None:
-            try:
-                report = fn(root, runner=runner, python_envs=envs,
-                            progress=lambda r, i, n: bridge.progress.emit(r, i, n), **extra)
-            except Exception as exc:  # the engine catches check errors; this is a broken run
-                log.exception("diagnosis failed")
-                bridge.failed.emit(f"{type(exc).__name__}: {exc}", generation)
-                return
-            bridge.finished.emit(report, generation)
+        def failed(exc: BaseException) -> None:  # the engine catches check errors; this is a broken run
+            log.error("diagnosis failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+            self._on_failed(f"{type(exc).__name__}: {exc}", generation)
 
-        threading.Thread(target=work, name="rocmdesk-diagnosis", daemon=True).start()
+        self._work.submit(lambda: fn(root, runner=runner, python_envs=envs, progress=progress, **extra),
+                          lambda report: self._on_finished(report, generation), failed, name="rocmdesk-diagnosis")
 
     def recheck(self, check_id: str) -> None:
         """Run one check again (after a fix, or from "Re-run selected")."""
@@ -301,18 +283,16 @@ class DiagnosisTab(QtWidgets.QWidget):
             item.setText(1, "checking again…")
         fn = self._rerun()
         root, runner, envs = self.ctx.root, self.ctx.runner, self._python_envs()
-        bridge, generation = self._bridge, self._generation
+        generation = self._generation
 
-        def work() -> None:
-            try:
-                result = fn(root, check_id, runner=runner, python_envs=envs)
-            except Exception as exc:
-                log.exception("re-running %s failed", check_id)
-                result = CheckResult(check_id, self._area_of(check_id), check_id, Status.ERROR,
-                                     f"{type(exc).__name__}: {exc}")
-            bridge.rerun_done.emit(result, generation)
+        def failed(exc: BaseException) -> None:
+            log.error("re-running %s failed: %s", check_id, exc, exc_info=exc)
+            self._on_rerun_done(CheckResult(check_id, self._area_of(check_id), check_id, Status.ERROR,
+                                            f"{type(exc).__name__}: {exc}"), generation)
 
-        threading.Thread(target=work, name=f"rocmdesk-recheck-{check_id}", daemon=True).start()
+        self._work.submit(lambda: fn(root, check_id, runner=runner, python_envs=envs),
+                          lambda result: self._on_rerun_done(result, generation), failed,
+                          name=f"rocmdesk-recheck-{check_id}")
 
     def rerun_selected(self) -> None:
         check_id = self._selected_check_id()

@@ -15,7 +15,7 @@ from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import fmt_age, gpu_label
 from rocmdesk.ui.notifications import DesktopAlerts
 from rocmdesk.ui.settings import pictures_dir
-from rocmdesk.ui.tabs import available_tabs, load_factory
+from rocmdesk.ui.tabs import TAB_FACTORIES, Tab, load_factory
 from rocmdesk.ui.widgets import set_text
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(central)
         self._build_status()
 
-        for spec in available_tabs():
+        for spec in TAB_FACTORIES:
             try:
                 widget = load_factory(spec)(ctx, None)
             except Exception as exc:  # one broken tab must not keep the window from opening
@@ -200,6 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_rate_label()
         self._update_age()
         self.alerts = DesktopAlerts(ctx, self)
+        self.menuBar().insertMenu(self.menuBar().actions()[0], self.alerts.settings_menu(self))  # before Help
 
     # -- tabs ------------------------------------------------------------------------------------------
     def add_tab(self, widget: QtWidgets.QWidget, title: str, key: str | None = None,
@@ -237,9 +238,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if key:
             self.ctx.settings.last_tab = key
         widget = self.tabs.currentWidget()
-        hook = getattr(widget, "on_shown", None)
-        if callable(hook):
-            hook()
+        if isinstance(widget, Tab):
+            widget.on_shown()
         self.pause_action.setEnabled(hasattr(widget, "toggle_pause"))
 
     # -- toolbar ---------------------------------------------------------------------------------------

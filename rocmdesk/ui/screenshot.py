@@ -14,6 +14,7 @@ from rocmdesk.ui.app import make_app, open_session
 from rocmdesk.ui.na_notes import with_na_notes
 from rocmdesk.ui.settings import Settings
 from rocmdesk.ui.sources import demo_source, startup_source
+from rocmdesk.ui.tabs import Tab
 
 READY_TIMEOUT_S = 20.0
 
@@ -42,9 +43,11 @@ def pump(app: QtWidgets.QApplication, seconds: float, until=None) -> bool:
 def render_screenshot(output: str, tab: str = "overview", seconds: float = 3.0, size: tuple[int, int] = (1920, 1080),
                       theme_name: str = "light", demo: bool = False, root: str | None = None,
                       open_bundle: str | None = None, backend: str = "auto",
-                      recording: str | None = None) -> ScreenshotResult:
+                      recording: str | None = None, graph_metric: str | None = None) -> ScreenshotResult:
     app = make_app()
     settings = Settings(theme=theme_name)
+    if graph_metric is not None:
+        settings.graph_metric = graph_metric
     theme.apply(app, theme_name)
     if demo:
         source = demo_source("Demo mode (--demo)", recording=recording)
@@ -64,9 +67,8 @@ def render_screenshot(output: str, tab: str = "overview", seconds: float = 3.0, 
         start = time.monotonic()
         pump(app, max(0.0, seconds))
         widget = window.tabs.currentWidget()
-        ready = getattr(widget, "screenshot_ready", None)
-        if callable(ready):
-            pump(app, max(0.0, READY_TIMEOUT_S - (time.monotonic() - start)), until=ready)
+        if isinstance(widget, Tab):
+            pump(app, max(0.0, READY_TIMEOUT_S - (time.monotonic() - start)), until=widget.screenshot_ready)
         # let any coalesced redraw land before grabbing
         redraw = getattr(widget, "redraw", None)
         if callable(redraw):

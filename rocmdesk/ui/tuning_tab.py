@@ -188,6 +188,10 @@ class TuningTab(QtWidgets.QWidget):
         self.refresh_state()
         self.changes.refresh()
 
+    def screenshot_ready(self) -> bool:
+        """Ready once the selected GPU's settings were read, or the tab says why there are none."""
+        return self.state is not None or self.empty_reason() is not None
+
     @property
     def can_change(self) -> bool:
         return self.ctx.is_live

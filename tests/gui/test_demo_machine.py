@@ -212,8 +212,6 @@ def test_switching_to_a_demo_machine_builds_its_source(qtbot, monkeypatch):
     controller = app_module.Controller(QtWidgets.QApplication.instance(), Settings(), "auto")
     shown: list = []
     monkeypatch.setattr(controller, "_show", lambda result: shown.append(result))
-    controller._opened.disconnect()
-    controller._opened.connect(controller._show)
     controller.switch("demo", MACHINE)
     qtbot.waitUntil(lambda: bool(shown), timeout=15000)
     source = shown[0]

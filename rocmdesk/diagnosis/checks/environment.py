@@ -1,4 +1,4 @@
-"""Environment checks: HSA_OVERRIDE_GFX_VERSION, *_VISIBLE_DEVICES, WSL (rocm-facts.md 4b, 4c, 4g).
+"""Environment checks: HSA_OVERRIDE_GFX_VERSION, *_VISIBLE_DEVICES, WSL (sources in resources/checks/environment.yaml).
 
 Variables are looked for where they take effect: this session's environment, /etc/environment,
 the user's shell start-up files, systemd units (ollama and friends) and the environments of
@@ -56,7 +56,7 @@ def change_steps(s: EnvSetting, wanted: str | None) -> tuple[str, ...]:
         unit = s.scope if s.scope.endswith(".service") else "the service"
         user = "/systemd/user/" in s.path
         # not `systemctl edit`: a drop-in cannot take one variable away, and `NAME=` (set but empty) would
-        # itself hide every GPU (facts 4g)
+        # itself hide every GPU (ollama/ollama docs/gpu.md: an invalid id such as -1 forces the CPU)
         edit_how = "Edit" if user else "As root, edit"
         systemctl = "systemctl --user" if user else "sudo systemctl"
         if "/systemd/" in s.path:
@@ -389,7 +389,7 @@ def visible_devices_hides_gpus(ctx):
         for s in group:
             if s.name == "ROCR_VISIBLE_DEVICES":
                 continue
-            # HIP_/CUDA_VISIBLE_DEVICES index the GPUs left after ROCR filtering [S44]
+            # HIP_/CUDA_VISIBLE_DEVICES index the GPUs left after ROCR filtering (ROCm docs conceptual/gpu-isolation)
             problem, _kept = judge_visible(s.value, after_rocr)
             if problem:
                 if rocr and after_rocr is not None and after_rocr != total:

@@ -109,7 +109,7 @@ def gpu_not_supported_by_rocm(ctx):
         if others and status in ("dropped", "never", "unknown"):
             value = visible_devices_value(facts, others)
             # an unsupported GPU left visible makes HIP programs abort for every GPU ("Unable to find code object
-            # for all current devices", rocm-facts 4b [S39])
+            # for all current devices": ROCm/clr hipamd/src/hip_code_object.cpp; ROCm/legacy-rocm-build#2061)
             details += (" The machine's other GPU(s) " + ", ".join(describe(g) for g in others) + " are supported: "
                         "while this one stays visible, HIP programs can abort with \"hipErrorNoBinaryForGpu: Unable to "
                         "find code object for all current devices\".")

@@ -10,7 +10,10 @@ import logging
 import re
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.etc_parsers import parse_int
 from rocmdesk.diagnosis.model import Evidence, Severity
+from rocmdesk.host import HostReadError
+from rocmdesk.telemetry.pcie import parse_speed_gts, parse_width
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +132,44 @@ def _bad_page_threshold(ctx) -> int | None:
     return int(text) if text.isdigit() and len(text) < 10 else None
 
 
+# The PCIe switch inside RDNA 1-3 cards (lspci: "Navi 10 XL Upstream/Downstream Port of PCI Express Switch
+# [1002:1478]/[1002:1479]"): the GPU function sits behind it, so its own current_link_* describe the link inside the
+# card, which always reads its maximum. The card's link to the slot is the upstream port's (libdrm_amdgpu_sys
+# get_system_pcie_port_sysfs_path, used by amdgpu_top and LACT; ilya-zlobintsev/LACT#334).
+AMD_SWITCH_PORTS = (0x1478, 0x1479)
+VENDOR_AMD = 0x1002
+
+
+def _switch_port(ctx, path: str) -> bool:
+    return (parse_int(ctx.read(f"{path}/vendor")) == VENDOR_AMD
+            and parse_int(ctx.read(f"{path}/device")) in AMD_SWITCH_PORTS)
+
+
+def slot_link(ctx, pci: str) -> tuple[str, dict] | None:
+    """(host path of the card's upstream switch port, its link) for a GPU behind AMD's on-card switch; None for a GPU
+    wired to the slot directly (its own link files are the slot link then) or when the files cannot be read."""
+    try:
+        device = ctx.root.resolve_host_path(f"/sys/bus/pci/devices/{pci}")
+    except HostReadError:
+        return None
+    parts = device.rstrip("/").split("/")
+    top = None
+    for depth in (1, 2):  # the downstream port above the GPU, then the upstream port above it
+        parent = "/".join(parts[:-depth])
+        if not parent.startswith("/sys/devices/pci") or not _switch_port(ctx, parent):
+            break
+        top = parent
+    if top is None:
+        return None
+    link = {"width": parse_width(ctx.read(f"{top}/current_link_width") or ""),
+            "max_width": parse_width(ctx.read(f"{top}/max_link_width") or ""),
+            "speed_gts": parse_speed_gts(ctx.read(f"{top}/current_link_speed") or ""),
+            "max_speed_gts": parse_speed_gts(ctx.read(f"{top}/max_link_speed") or "")}
+    if not link["width"] or not link["max_width"]:
+        return None
+    return top, link
+
+
 @check("pcie-link-degraded", AREA)
 def pcie_link_degraded(ctx):
     samples = [s for s in ctx.gpu_samples if s.pcie and s.pcie.get("width") and s.pcie.get("max_width")]
@@ -137,6 +178,10 @@ def pcie_link_degraded(ctx):
     outcomes: list = []
     for sample in samples:
         link = sample.pcie
+        where = _device(sample)
+        through_switch = slot_link(ctx, sample.info.pci)
+        if through_switch is not None:
+            where, link = through_switch
         width, max_width = link["width"], link["max_width"]
         speed, max_speed = link.get("speed_gts"), link.get("max_speed_gts")
         narrow = width < max_width
@@ -147,10 +192,13 @@ def pcie_link_degraded(ctx):
         loaded = isinstance(busy, int | float) and busy >= BUSY_FOR_LINK_CHECK
         now = f"x{width} at {speed:g} GT/s" if speed is not None else f"x{width}"
         best = f"x{max_width} at {max_speed:g} GT/s" if max_speed is not None else f"x{max_width}"
-        evidence = [Evidence(f"{width}", f"{_device(sample)}/current_link_width"),
-                    Evidence(f"{max_width}", f"{_device(sample)}/max_link_width")]
+        evidence = [Evidence(f"{width}", f"{where}/current_link_width"),
+                    Evidence(f"{max_width}", f"{where}/max_link_width")]
         if speed is not None:
-            evidence.append(Evidence(f"{speed:g} GT/s PCIe", f"{_device(sample)}/current_link_speed"))
+            evidence.append(Evidence(f"{speed:g} GT/s PCIe", f"{where}/current_link_speed"))
+        if through_switch is not None:
+            evidence.append(Evidence(f"the card's PCIe switch upstream port (the GPU's own link files, "
+                                     f"x{sample.pcie['width']}, describe the link inside the card)", where))
         if loaded or (narrow and width * 4 <= max_width):
             outcomes.append(Failed(
                 evidence=evidence, subject=sample.info.pci, severity=Severity.WARNING,

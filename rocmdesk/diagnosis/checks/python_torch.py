@@ -1,4 +1,4 @@
-"""Python and PyTorch checks: wrong torch wheel, custom nodes that would swap it, pynvml crash (facts 3).
+"""Python and PyTorch checks: wrong torch wheel, custom nodes that would swap it, pynvml crash (pytorch/pytorch#133259).
 
 Everything is read from files (never ``import torch``, never run a snapshot's interpreter). On
 ROCm, PyTorch keeps the ``torch.cuda`` API and device "cuda"; the faults here are a CUDA or CPU
@@ -15,6 +15,7 @@ import sys
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
@@ -293,7 +294,7 @@ def judge_requirement(req: Requirement, installed: str | None, torch_version: st
     installed local label), so only a requirement the installed version does not satisfy makes pip
     fetch another build, and that build comes from PyPI (CUDA).
     """
-    name = req.name.lower()
+    name = canonicalize_name(req.name)
     spec = SpecifierSet(str(req.specifier), prereleases=True)
     if name == "xformers":
         if installed is not None and (not str(spec) or _contains(spec, installed)):
@@ -370,12 +371,12 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
                 req = Requirement(line)
             except InvalidRequirement:
                 continue
-            if req.name.lower() not in TORCH_FAMILY:
+            if canonicalize_name(req.name) not in TORCH_FAMILY:
                 continue
             if req.marker is not None and not req.marker.evaluate({"sys_platform": "linux", "platform_system": "Linux",
                                                                   "os_name": "posix"}):
                 continue
-            verdict = judge_requirement(req, _installed(env, req.name.lower()), torch_version)
+            verdict = judge_requirement(req, _installed(env, canonicalize_name(req.name)), torch_version)
             if verdict is None:
                 continue
             severity, why = verdict
@@ -443,8 +444,8 @@ def _pulled_outcomes(ctx, comfy: ComfyInstall) -> list:
 
     A requirement pinning a ``+cu121``/``+cpu`` build of torch (or its companions), or a torch requirement
     beside an index option pointing at PyTorch's CUDA/CPU index, is what ComfyUI-Manager's ``pip install -r``
-    turns into the swap (rocm-facts.md 3c). Named, so reinstalling the ROCm build is not undone at the
-    node's next install; torch-wheel-mismatch reports the wrong wheel itself.
+    turns into the swap (Comfy-Org/comfy-cli PR #379; LykosAI/StabilityMatrix#1132). Named, so reinstalling the ROCm
+    build is not undone at the node's next install; torch-wheel-mismatch reports the wrong wheel itself.
     """
     env = comfy.env
     assert env is not None and env.torch is not None
@@ -457,7 +458,7 @@ def _pulled_outcomes(ctx, comfy: ComfyInstall) -> list:
                 req = Requirement(line)
             except InvalidRequirement:
                 continue
-            if req.name.lower() not in TORCH_FAMILY or (req.marker is not None and not req.marker.evaluate(
+            if canonicalize_name(req.name) not in TORCH_FAMILY or (req.marker is not None and not req.marker.evaluate(
                     {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"})):
                 continue
             family = True
@@ -474,7 +475,7 @@ def _pulled_outcomes(ctx, comfy: ComfyInstall) -> list:
         evidence += [Evidence(f"{line}: pip takes torch from PyTorch's {_build_word(lab)} index", path, number)
                      for path, number, line, lab in indexes]
         installed = env.torch.version or "unknown version"
-        exact = any(Requirement(line).name.lower() == "torch" and installed in Requirement(line).specifier
+        exact = any(canonicalize_name(Requirement(line).name) == "torch" and installed in Requirement(line).specifier
                     for _p, _n, line, _l in pins if installed != "unknown version")
         built = {"cuda": "CUDA", "cpu": "CPU-only"}.get(env.torch.build, env.torch.build)
         evidence.append(Evidence(
@@ -569,6 +570,19 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
     # the explanation (YAML) names the fix and the releases that have it: the words here say only where this
     # build stands, so the fixed version is stated once
     return ("error", f"this environment's torch {version} predates that fix")
+
+
+AMDSMI_PACKAGE = "/opt/rocm/share/amd_smi"  # the amdsmi Python package ROCm ships (AMD SMI docs, "Install the library")
+
+
+def _amdsmi_step(ctx, env: PythonEnv) -> str | None:
+    """The third way out on a native host: with the amdsmi Python package of this ROCm importable, torch's amdsmi path
+    works and pynvml can stay (pytorch/pytorch#133259: "fixable by cd /opt/rocm/share/amd_smi && pip3 install";
+    not under WSL, where AMD SMI does not run, as that reporter found)."""
+    if ctx.is_wsl or not ctx.root.is_dir(AMDSMI_PACKAGE):
+        return None
+    return ("Or keep pynvml and install the amdsmi Python package of this machine's ROCm into the environment: "
+            f"`{pip_command(env, 'install ' + AMDSMI_PACKAGE)}`.")
 
 
 # rocm6.0's newest torch is 2.4.1 (2.3.x and 2.4.x only); rocm6.1 and later indexes carry 2.5+ (torch_index sources).
@@ -672,7 +686,8 @@ def pynvml_breaks_rocm_torch(ctx):
         steps = tuple(filter(None, (
             no_interpreter_step(env),
             f"Uninstall it from this environment: `{pip_command(env, 'uninstall -y ' + names)}`.",
-            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets))))
+            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets),
+            _amdsmi_step(ctx, env))))
         outcomes.append(Failed(
             evidence=evidence, subject=env.path, severity=Severity(severity),
             details=f"{words[0].upper()}{words[1:]}.",

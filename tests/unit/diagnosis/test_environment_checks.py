@@ -365,3 +365,15 @@ def test_number_ranges():
     assert _numbers([1, 3]) == "1, 3"
     assert _numbers([4, 5]) == "4, 5"
     assert _numbers([7]) == "7"
+
+
+def test_one_environment_value_splitter_for_unit_scans_and_service_units():
+    from rocmdesk.diagnosis.etc_parsers import systemd_environment_value
+    from rocmdesk.diagnosis.services import ServiceUnit, parse_unit
+
+    assert systemd_environment_value('"HSA_OVERRIDE_GFX_VERSION=10.3.0" ROCR_VISIBLE_DEVICES=0 junk') == [
+        ("HSA_OVERRIDE_GFX_VERSION", "10.3.0"), ("ROCR_VISIBLE_DEVICES", "0")]
+    assert systemd_environment_value('A="unbalanced B=1') == [("A", '"unbalanced'), ("B", "1")]
+    unit = ServiceUnit("ollama.service")
+    parse_unit('[Service]\nEnvironment=A="unbalanced B=1\n', "/etc/systemd/system/ollama.service", unit)
+    assert {n: s.value for n, s in unit.env.items()} == {"A": '"unbalanced', "B": "1"}

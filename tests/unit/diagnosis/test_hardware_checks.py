@@ -129,3 +129,42 @@ def test_log_shows_what_counters_reset_to_zero_lost(tmp_path):
     assert finding.severity is Severity.ERROR and finding.subject == devices[1].name
     assert "counters read zero now" in finding.explanation
     assert any(e.path == "/var/log/kern.log" and "2 new uncorrectable" in e.text for e in finding.evidence)
+
+
+# -- RDNA cards: the link to the slot is the on-card switch's -----------------------------------------------------
+
+
+SLOT_X4 = {"current_link_width": "4", "max_link_width": "16", "current_link_speed": "16.0 GT/s PCIe",
+           "max_link_speed": "16.0 GT/s PCIe"}
+INSIDE = {"current_link_width": "16", "max_link_width": "16", "current_link_speed": "16.0 GT/s PCIe",
+          "max_link_speed": "16.0 GT/s PCIe"}
+
+
+def _behind_switch(tmp_path: Path, link: dict[str, str], busy: str = "95") -> Path:
+    from tests.support.sysfs_tree import behind_amd_switch
+
+    root = _navi21(tmp_path, "16", "16.0 GT/s PCIe", busy)
+    behind_amd_switch(root, "0000:03:00.0", "0000:01:00.0", "0000:02:00.0", link=link, internal=INSIDE)
+    return root
+
+
+def test_a_card_behind_its_own_switch_is_judged_by_the_upstream_port(tmp_path):
+    root = _behind_switch(tmp_path, SLOT_X4)
+    finding = only_finding(run_check(root, "pcie-link-degraded"))
+    assert finding.severity is Severity.WARNING
+    upstream = "/sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0"
+    assert (finding.evidence[0].path, finding.evidence[0].text) == (f"{upstream}/current_link_width", "4")
+    assert "x4 at 16 GT/s; it can do x16 at 16 GT/s" in finding.explanation
+    assert any("describe the link inside the card" in e.text for e in finding.evidence)
+
+
+def test_a_full_slot_link_behind_the_switch_passes(tmp_path):
+    assert run_check(_behind_switch(tmp_path, INSIDE), "pcie-link-degraded").status is Status.PASS
+
+
+def test_a_bridge_that_is_not_amds_switch_is_not_read(tmp_path):
+    root = _behind_switch(tmp_path, SLOT_X4)
+    for port in ("0000:01:00.0", "0000:01:00.0/0000:02:00.0"):  # a PLX switch on a riser, not the card's own
+        (root / f"sys/devices/pci0000:00/0000:00:03.0/{port}/device").write_text("0x8747\n")
+        (root / f"sys/devices/pci0000:00/0000:00:03.0/{port}/vendor").write_text("0x10b5\n")
+    assert run_check(root, "pcie-link-degraded").status is Status.PASS  # the GPU's own link: x16

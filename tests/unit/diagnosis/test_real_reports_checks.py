@@ -18,7 +18,14 @@ import pytest
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity
 from tests.support import scenarios as sc
-from tests.support.initramfs_images import install_matching_initramfs
+from tests.support.initramfs_images import (
+    build_image,
+    image_path_for,
+    install_generator,
+    install_matching_initramfs,
+    main_entries,
+)
+from tests.support.initramfs_images import write as write_image
 from tests.support.python_envs import dist_info, install_torch, make_comfyui, make_venv, site_of, write
 from tests.support.reports import (
     Gpu,
@@ -30,6 +37,7 @@ from tests.support.reports import (
     steps_of,
     without_ollama,
 )
+from tests.support.sysfs_tree import behind_amd_switch
 
 JAMMY = ('PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\n'
          'VERSION="22.04.4 LTS (Jammy Jellyfish)"\nID=ubuntu\nID_LIKE=debian\nVERSION_CODENAME=jammy\n'
@@ -66,6 +74,7 @@ def test_pytorch_133259_deepspeed_pulled_nvidia_ml_py_into_a_wsl_venv(tmp_path):
     root = reporter_machine(tmp_path / "r", [Gpu(110000, NAVI31, dump="rx7900xtx")], rocm="6.1.3")
     no_comfyui(root)
     sc.make_wsl(root)
+    sc.write(root, "/opt/rocm/share/amd_smi/pyproject.toml", '[project]\nname = "amdsmi"\n')  # amd-smi-lib is there
     hsa = b"\x7fELF" + b"\0" * 60
     sc.write(root, ROCM_HSA, hsa)
     venv = make_venv(root, "home/alice/venv", "rocm-old", py="3.10", version="2.4.0+rocm6.1",
@@ -97,8 +106,9 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     in the thread (Delaunay, 2024-10-03): "Issue is still there for 2.4.1 ... Fix is to uninstall pynvml `pip
     uninstall pynvml nvidia-ml-py -y`". Rebuilt: that machine, SD.Next in ~/automatic with its venv holding
     torch 2.4.1+rocm6.1 beside pynvml and nvidia-ml-py. Assumed: an RX 7900 XTX, ROCm 6.1.3, Python 3.11, pynvml
-    11.5.3 and nvidia-ml-py 12.560.30, SD.Next's installer.py naming its repository. SD.Next also gets the launcher
-    note (it reinstalls torch on its own terms)."""
+    11.5.3 and nvidia-ml-py 12.560.30, SD.Next's installer.py naming its repository, ROCm's amd-smi-lib in
+    /opt/rocm/share/amd_smi (installing it is the third way out, pytorch/pytorch#133259). SD.Next also gets the
+    launcher note (it reinstalls torch on its own terms)."""
     root = reporter_machine(tmp_path / "r", [Gpu(110000, NAVI31, dump="rx7900xtx")], rocm="6.1.3")
     no_comfyui(root)
     sc.write(root, "/home/alice/automatic/launch.py", "import installer\n")
@@ -106,6 +116,7 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     sc.write(root, "/home/alice/automatic/webui.sh", "#!/usr/bin/env bash\n")
     make_venv(root, "home/alice/automatic/venv", "rocm-old", version="2.4.1+rocm6.1",
               packages={"pynvml": "11.5.3", "nvidia-ml-py": "12.560.30"})
+    sc.write(root, "/opt/rocm/share/amd_smi/pyproject.toml", '[project]\nname = "amdsmi"\n')  # ROCm's amd-smi-lib
     findings = diagnose(root)
     assert set(findings) == {PYNVML, "launcher-reinstalls-torch"}, findings_summary(findings)
     finding = findings[PYNVML][0]
@@ -116,6 +127,9 @@ def test_sdnext_3181_torch_2_4_1_still_crashes_until_pynvml_goes(tmp_path):
     assert "predates that fix" in finding.explanation
     assert finding.fix.steps[0] == ("Uninstall it from this environment: `/home/alice/automatic/venv/bin/python -m pip "
                                     "uninstall -y pynvml nvidia-ml-py`.")
+    assert finding.fix.steps[-1] == ("Or keep pynvml and install the amdsmi Python package of this machine's ROCm "
+                                     "into the environment: `/home/alice/automatic/venv/bin/python -m pip install "
+                                     "/opt/rocm/share/amd_smi`.")
     assert findings["launcher-reinstalls-torch"][0].severity is Severity.INFO
 
 
@@ -276,10 +290,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
     update-initramfs -u` for the changes to be applied"; after that and a reboot it was blacklisted. The image held
     amdgpu and the old modprobe.d, so the boot loaded amdgpu from it. Assumed: an RX 7900 XTX (the thread is about
     MI-series nodes; the GPU does not change the mechanism), kernel 6.8.0-51 (22.04 HWE), the file written an hour
-    after the image was built. On a GPU Operator node the blacklist is intended (the operator loads its own driver),
-    so the blacklist finding's wording is what is checked here: it must not claim "something ran modprobe"."""
+    after the image was built, the node a Kubernetes node (/var/lib/kubelet). On a GPU Operator node the blacklist is
+    intended (the operator loads its own driver): the blacklist finding must not claim "something ran modprobe", must
+    not offer to remove the blacklist, and is information only."""
     root = sc.clean_workstation(tmp_path / "r")
     sc.write(root, "/etc/os-release", JAMMY)
+    (root / "var/lib/kubelet").mkdir(parents=True)
     path = sc.write(root, "/etc/modprobe.d/blacklist-amdgpu.conf", "blacklist amdgpu\n")
     image = root / f"boot/initrd.img-{sc.KERNEL}"
     os.utime(path, (image.stat().st_mtime + 3600,) * 2)
@@ -293,10 +309,12 @@ def test_gpu_operator_330_blacklist_written_after_the_image_is_ignored_on_22_04(
                                   "6.8.0-51-generic`.")
     assert stale.fix.action == ("initramfs-regenerate",)
     blacklist = findings[BLACKLIST][0]
-    assert blacklist.severity is Severity.WARNING
+    assert blacklist.severity is Severity.INFO and blacklist.fix.action is None
     details = blacklist.explanation.split("\n\n")[-1]
     assert details.startswith("amdgpu is loaded right now because the initramfs loaded it at boot")
     assert "see initramfs-stale" in details and "modprobe amdgpu" not in details
+    assert "AMD's GPU Operator blacklists the inbox amdgpu on purpose" in details
+    assert blacklist.fix.steps[0].startswith("If AMD's GPU Operator manages this node, leave the blacklist")
 
 
 # -- gpu-ecc-errors ----------------------------------------------------------------------------------------------
@@ -345,6 +363,229 @@ def test_legacy_1886_mi50_uncorrectable_athub_interrupt_in_dmesg(tmp_path):
     assert "stop new work on this GPU" in steps and "reseat the card" in steps and "(RMA)" in steps
 
 
+# -- pcie-link-degraded -------------------------------------------------------------------------------------------
+
+PCIE = "pcie-link-degraded"
+
+
+def test_lact_334_rx_7800_xt_slot_link_is_on_the_cards_switch(tmp_path):
+    """ilya-zlobintsev/LACT#334: RX 7800 XT (Gentoo, linux 6.8.9); `grep . /sys/class/drm/card*/device/*_link_*`
+    reads 16.0 GT/s x16 current and max, while LACT shows "8.0 GT/s PCIe x16". The maintainer: "On RDNA GPUs the
+    correct link speed isn't shown on the GPU device itself, but on a separate 'upstream' PCI device" (the card's
+    switch, [1002:1478]/[1002:1479]). rocmdesk read the GPU's own files and called the link full; now it reads the
+    upstream port. Assumed: the workstation's Ubuntu in place of Gentoo, gfx1101 [1002:747e] at 03:00.0 behind the
+    switch at 01:00.0/02:00.0, ROCm 6.4.1, the upstream port's maximum 16 GT/s x16, the GPU idle (3 % busy).
+    Idle links train down, so this is information with "check again under load", not an alarm."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110001, 0x747E)], rocm="6.4.1")
+    behind_amd_switch(root, "0000:03:00.0", "0000:01:00.0", "0000:02:00.0",
+                      link={"current_link_width": "16", "max_link_width": "16",
+                            "current_link_speed": "8.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe"},
+                      internal={"current_link_width": "16", "max_link_width": "16",
+                                "current_link_speed": "16.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe",
+                                "gpu_busy_percent": "3"})
+    finding = only(diagnose(root), PCIE)
+    assert finding.severity is Severity.INFO
+    assert finding.title == "The PCIe link is below its maximum while the GPU is idle"
+    upstream = next(e.path for e in finding.evidence if e.text == "8 GT/s PCIe")
+    assert upstream == "/sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0/current_link_speed"
+    assert "runs its link x16 at 8 GT/s (it can do x16 at 16 GT/s) while 3 % busy" in finding.explanation
+    assert finding.fix.steps == ("Run a GPU job, then `rocmdesk diagnose` (or read current_link_speed) while it "
+                                 "runs.",)
+
+
+# -- small-bar ----------------------------------------------------------------------------------------------------
+
+SMALL_BAR = "small-bar"
+PRO_DUO = 0x67C4  # Radeon Pro Duo (Polaris 10), two GPUs of 16 GiB per board
+
+
+def test_amdgpu_78_radeon_pro_duos_left_with_256_mb_bars(tmp_path):
+    """ROCm/amdgpu#78: five Radeon Pro Duo (Polaris) on a Gigabyte MZ31 with an EPYC 7551P: "a bunch of amdgpu
+    0000:69:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]", then "BAR 0: assigned [mem
+    0x2bfb0000000-0x2bfbfffffff 64bit pref]" (256 MB); rocminfo lists all 14 nodes, "everything does work, just in
+    this compromised state". AMD (fxkamd): the driver tries to resize the BAR, which fails on multi-GPU systems for
+    lack of PCI resources; the GPU works with the 256 MB BAR, and ROCm then disables direct CPU and peer access to
+    VRAM. rocmdesk: information, the failed resize named, the firmware's Above 4G Decoding as the way. Assumed: one
+    board of the five (its two GPUs at 68:00.0 and 69:00.0, 16 GiB each: "Detected VRAM RAM=16384M, BAR=256M" for
+    both), the workstation's Ubuntu and ROCm 2.4 in place of the reporter's Fedora 30 and "all manor of distros"."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, PRO_DUO), Gpu(80003, PRO_DUO, pci="0000:69:00.0")],
+                            rocm="2.4.0")
+    without_ollama(root)
+    sc.kernel_log(root, "amdgpu 0000:69:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]",
+                  "amdgpu 0000:69:00.0: BAR 0: assigned [mem 0x2bfb0000000-0x2bfbfffffff 64bit pref]",
+                  "[drm] Detected VRAM RAM=16384M, BAR=256M",
+                  "amdgpu 0000:03:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]",
+                  "[drm] Detected VRAM RAM=16384M, BAR=256M")
+    finding = only(diagnose(root), SMALL_BAR)
+    assert finding.severity is Severity.INFO
+    texts = [e.text.split("] ", 1)[-1] for e in finding.evidence]
+    assert texts.count("[drm] Detected VRAM RAM=16384M, BAR=256M") == 2
+    assert "amdgpu 0000:69:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]" in texts
+    assert ("amdgpu tried to enlarge BAR 0 to 16384 MiB on 0000:03:00.0, 0000:69:00.0, and the PCI bus had no free "
+            "address range that large") in finding.explanation
+    assert "peer-to-peer access to VRAM" in finding.explanation
+    assert "Above 4G Decoding" in steps_of(finding)
+
+
+# -- overdrive-enabled --------------------------------------------------------------------------------------------
+
+OVERDRIVE = "overdrive-enabled"
+MINT = ('NAME="Linux Mint"\nVERSION="20.1 (Ulyssa)"\nID=linuxmint\nID_LIKE=ubuntu\nVERSION_ID="20.1"\n'
+        'UBUNTU_CODENAME=focal\n')
+
+
+def test_amdgpu_clocks_27_vega_undervolt_crashes_until_ppfeaturemask_goes(tmp_path):
+    """sibradzic/amdgpu-clocks#27: Linux Mint, 5.11 xanmod kernel, a Vega 56 flashed to 64 undervolted with
+    amdgpu-clocks; with `amdgpu.ppfeaturemask=0xffffffff` in GRUB it now "immediately crashes with artifacting" at
+    start-up. The only way back: boot recovery mode and remove amdgpu.ppfeaturemask=0xffffffff from GRUB, which
+    stops the custom state from being applied. Assumed: the kernel release 5.11.1-xanmod1, GRUB's
+    GRUB_CMDLINE_LINUX_DEFAULT="quiet splash amdgpu.ppfeaturemask=0xffffffff", amdgpu-clocks' state file with the
+    OD_VDDC_CURVE undervolt and a memory clock, no ROCm installed (gfx900 then gets its own support note)."""
+    root = reporter_machine(tmp_path / "r", [Gpu(90000, 0x687F, dump="vega56")], rocm=None)
+    no_comfyui(root)
+    sc.write(root, "/etc/os-release", MINT)
+    set_kernel(root, "5.11.1-xanmod1")
+    install_matching_initramfs(root, "5.11.1-xanmod1")
+    sc.set_ppfeaturemask(root, "0xffffffff")
+    grub = (root / "etc/default/grub").read_text().replace(
+        'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash"',
+        'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash amdgpu.ppfeaturemask=0xffffffff"')
+    sc.write(root, "/etc/default/grub", grub)
+    sc.write(root, "/etc/default/amdgpu-custom-state.card0", "OD_SCLK:\n7: 1630MHz\nOD_MCLK:\n3: 1100MHz\n"
+                                                             "OD_VDDC_CURVE:\n2: 1630MHz 1000mV\n")
+    findings = diagnose(root)
+    assert set(findings) == {OVERDRIVE, "gpu-not-supported-by-rocm"}, findings_summary(findings)
+    finding = findings[OVERDRIVE][0]
+    assert finding.severity is Severity.INFO
+    assert evidence_texts(finding)[:3] == [
+        "/sys/module/amdgpu/parameters/ppfeaturemask:1: ppfeaturemask = 0xffffffff (bit 14, OverDrive, is set)",
+        "/proc/cmdline:1: kernel command line has `amdgpu.ppfeaturemask=0xffffffff`",
+        '/etc/default/grub:5: GRUB_CMDLINE_LINUX_DEFAULT="quiet splash amdgpu.ppfeaturemask=0xffffffff"']
+    assert ("/etc/default/amdgpu-custom-state.card0: amdgpu-clocks applies this OverDrive state at boot (OD_SCLK, "
+            "OD_MCLK, OD_VDDC_CURVE)") in evidence_texts(finding)
+    assert "they are the first suspect" in finding.explanation
+    steps = steps_of(finding)
+    assert "delete `amdgpu.ppfeaturemask=0xffffffff` from GRUB_CMDLINE_LINUX_DEFAULT" in steps  # what solved it
+    assert "`sudo update-grub`" in steps
+    assert finding.fix.steps[0].startswith("If the GPU crashes or shows artifacts, move the custom state aside")
+
+
+# -- amdgpu-not-loaded --------------------------------------------------------------------------------------------
+
+NOT_LOADED = "amdgpu-not-loaded"
+SB = "secure-boot-blocks-dkms"
+
+
+def test_therock_438_azure_v710_loads_after_modprobe_and_mok(tmp_path):
+    """ROCm/TheRock#438: an Azure NV24ads_v710 VM (Radeon PRO V710) set up per Microsoft's AMD GPU driver guide
+    (amdgpu-dkms): "the driver is now loading after `sudo modprobe amdgpu` and enrolling MOK key", its dmesg then
+    showing "[drm] amdgpu version: 6.12.12". Rebuilt before that: Secure Boot on (Azure Trusted Launch), the DKMS
+    module built and signed with Ubuntu's MOK that is not enrolled, amdgpu not loaded. Assumed: Ubuntu 24.04 with
+    kernel 6.8.0-1026-azure, amdgpu-dkms 1:6.12.12.60400 (ROCm 6.4.0), the V710 [1002:7461] (gfx1101) at 03:00.0
+    instead of the VM's 0002:00:00.0, no refusal line in the log (none was pasted) and mokutil not recorded."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110001, 0x7461)], rocm="6.4.0")
+    no_comfyui(root)
+    kver = "6.8.0-1026-azure"
+    set_kernel(root, kver)
+    sc.append(root, "/var/lib/dpkg/status", sc.dpkg_entry("amdgpu-dkms", "1:6.12.12.60400-2147987.24.04", "all"))
+    sc.write(root, "/var/lib/shim-signed/mok/MOK.der", b"0\x82\x03")
+    sc.write(root, f"/usr/lib/modules/{kver}/updates/dkms/amdgpu.ko.zst", b"\x28\xb5\x2f\xfd")
+    sc.write(root, f"/usr/lib/modules/{kver}/modules.dep",
+             "updates/dkms/amdgpu.ko.zst: kernel/drivers/gpu/drm/drm_exec.ko.zst\n")
+    install_matching_initramfs(root, kver)
+    sc.write(root, "/var/log/kern.log", (root / "var/log/kern.log").read_text().replace(sc.KERNEL, kver))
+    sc.unload_amdgpu(root)
+    findings = diagnose(root)
+    assert set(findings) == {NOT_LOADED, SB}, findings_summary(findings)
+    not_loaded = findings[NOT_LOADED][0]
+    assert not_loaded.severity is Severity.ERROR and not_loaded.subject == "0000:03:00.0"
+    assert "/sys/bus/pci/devices/0000:03:00.0/driver: [1002:7461] class 0x030000: no driver bound" in \
+        evidence_texts(not_loaded)
+    steps = steps_of(not_loaded)
+    assert steps.index("Secure Boot") < steps.index("`sudo modprobe amdgpu`")  # the reporter's two steps, in order
+    sb = findings[SB][0]
+    assert sb.severity is Severity.ERROR
+    assert sb.title == "Secure Boot refuses the DKMS amdgpu driver, most likely because its signing key is not enrolled"
+    assert "`sudo mokutil --import /var/lib/shim-signed/mok/MOK.der`" in steps_of(sb)
+
+
+FOCAL = ('NAME="Ubuntu"\nVERSION="20.04.3 LTS (Focal Fossa)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="20.04"\n'
+         'VERSION_CODENAME=focal\nUBUNTU_CODENAME=focal\n')
+
+
+def test_amdgpu_115_mi200_rock_dkms_never_added_amdgpu_never_loaded(tmp_path):
+    """ROCm/amdgpu#115: an MI200 (gfx90a) with ROCm 4.3; kentrussell (AMD) reads the dmesg: "amdgpu never even tries
+    to load. What does dkms status return? If it returns installed ... try sudo modprobe amdgpu"; the reporter:
+    `dpkg -l` has rock-dkms and rock-dkms-firmware 1:4.3-59, `dkms status` prints nothing, `modprobe amdgpu` then
+    loads the kernel's own amdgpu. rocmdesk must say amdgpu is not bound, that rock-dkms has no module for this
+    kernel (never "a backport of Linux 4.3": 4.3 is the ROCm release), and give the modprobe step. Assumed: an
+    MI250X [1002:7408], Ubuntu 20.04 with kernel 5.4.0-81-generic and its headers, no DKMS tree at all."""
+    root = reporter_machine(tmp_path / "r", [Gpu(90010, 0x7408, pci_class=0x038000)], rocm="4.3.0")
+    no_comfyui(root)
+    kver = "5.4.0-81-generic"
+    set_kernel(root, kver)
+    install_matching_initramfs(root, kver)
+    sc.write(root, "/etc/os-release", FOCAL)
+    (root / "usr/src" / f"linux-headers-{kver}").mkdir(parents=True)
+    os.symlink(f"/usr/src/linux-headers-{kver}", root / "usr/lib/modules" / kver / "build")
+    sc.append(root, "/var/lib/dpkg/status", sc.dpkg_entry("rock-dkms", "1:4.3-59", "all")
+              + sc.dpkg_entry("rock-dkms-firmware", "1:4.3-59", "all"))
+    sc.write(root, "/var/log/kern.log", (root / "var/log/kern.log").read_text().replace(sc.KERNEL, kver))
+    sc.unload_amdgpu(root)
+    findings = diagnose(root)
+    assert set(findings) == {NOT_LOADED, "amdgpu-dkms-not-built"}, findings_summary(findings)
+    not_loaded = findings[NOT_LOADED][0]
+    assert not_loaded.severity is Severity.ERROR
+    assert "`sudo modprobe amdgpu`" in steps_of(not_loaded)
+    dkms = findings["amdgpu-dkms-not-built"][0]
+    assert "/var/lib/dpkg/status:" in evidence_texts(dkms)[0] and "rock-dkms (1:4.3-59) installed" in \
+        evidence_texts(dkms)[0]
+    assert dkms.explanation.split("\n\n")[-1].startswith("rock-dkms 4.3-59 has no module for the running kernel")
+    assert "backport of the Linux 4.3" not in dkms.explanation
+    assert "`sudo apt purge rock-dkms rock-dkms-firmware`" in steps_of(dkms)
+
+
+# -- amdgpu-missing-from-initramfs --------------------------------------------------------------------------------
+
+MISSING = "amdgpu-missing-from-initramfs"
+ENDEAVOUR = 'NAME="EndeavourOS"\nPRETTY_NAME="EndeavourOS"\nID="endeavouros"\nID_LIKE="arch"\nBUILD_ID=rolling\n'
+OLD_MKINITCPIO = ("MODULES=()\nBINARIES=()\nFILES=()\n"
+                  "HOOKS=(base udev autodetect modconf block filesystems keyboard fsck)\n")
+
+
+def test_sddm_1744_black_login_screen_until_amdgpu_is_in_the_image(tmp_path):
+    """sddm/sddm#1744 (clutwo): EndeavourOS, KDE on Wayland, RX 6900 XT, kernel 6.3.9-arch1-1: after the SDDM 0.20
+    update a black screen at boot, "fixed on my end by adding amdgpu to early KMS ... my machine boots too fast and
+    the gpu driver wasn't quite ready when sddm needs it". Rebuilt: the mkinitcpio image without amdgpu. rocmdesk:
+    information (ROCm does not need it), with the mkinitcpio steps that fixed it. Assumed: a mkinitcpio.conf from
+    before the kms hook (HOOKS without kms, MODULES=()), the `linux` preset, no ROCm installed."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100300, 0x73BF)], rocm=None)
+    no_comfyui(root)
+    kver = "6.3.9-arch1-1"
+    set_kernel(root, kver)
+    shutil.rmtree(root / "etc/initramfs-tools")
+    (root / "usr/sbin/update-initramfs").unlink()
+    for image in (root / "boot").glob("initrd.img-*"):
+        image.unlink()
+    sc.write(root, "/etc/os-release", ENDEAVOUR)
+    install_generator(root, "mkinitcpio", kver)
+    sc.write(root, "/etc/mkinitcpio.conf", OLD_MKINITCPIO)
+    modprobe = {p.name: p.read_text() for p in sorted((root / "etc/modprobe.d").glob("*.conf"))}
+    newest = max(p.stat().st_mtime for p in (root / "etc/modprobe.d").glob("*.conf"))
+    write_image(root, image_path_for("mkinitcpio", kver), build_image(main_entries(kver, modprobe=modprobe), "zstd"),
+                mtime=int(newest) + 60)
+    finding = only(diagnose(root), MISSING)
+    assert finding.severity is Severity.INFO and finding.subject == "/boot/initramfs-linux.img"
+    assert "/boot/initramfs-linux.img: no amdgpu.ko (.ko, .ko.zst, .ko.xz) under lib/modules/6.3.9-arch1-1/ in " \
+           "the image" in evidence_texts(finding)
+    assert "built by mkinitcpio (/etc/mkinitcpio.conf)" in evidence_texts(finding)
+    assert "the display manager before amdgpu is ready" in finding.explanation
+    assert finding.fix.steps[:2] == ("Add amdgpu to the MODULES array in /etc/mkinitcpio.conf, e.g. `MODULES=(amdgpu)` "
+                                     "(keep modules already listed).",
+                                     "Regenerate the running kernel's initramfs once: `sudo mkinitcpio -P`.")
+    assert finding.fix.action == ("initramfs-add-amdgpu",)
+
+
 # -- item 14: every check touched here names the reports it was verified against ----------------------------------
 
 REPORTS_TESTED = {
@@ -356,6 +597,11 @@ REPORTS_TESTED = {
     STALE: ("ROCm/gpu-operator#330",),
     BLACKLIST: ("ROCm/gpu-operator#330",),
     ECC: ("ROCm/legacy-rocm-build#1886",),
+    PCIE: ("ilya-zlobintsev/LACT#334",),
+    SMALL_BAR: ("ROCm/amdgpu#78",),
+    OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
+    NOT_LOADED: ("ROCm/TheRock#438", "ROCm/amdgpu#115"),
+    MISSING: ("sddm/sddm#1744",),
 }
 
 
@@ -367,3 +613,13 @@ def test_metadata_lists_the_reports_tested_here(check_id):
     text = Path(__file__).read_text()
     for entry in load_metadata()[check_id].reports:
         assert entry.split(":", 1)[0].split(" (")[0] in text, entry
+
+
+@pytest.mark.parametrize("version, base", [
+    ("1:6.12.12.60401-2164967.24.04", (6, 12)), ("6.12.12-2164967.24.04", (6, 12)),
+    ("5.18.2.22.40-1504718.22.04", (5, 18)), ("1:4.3-59", None), ("4.3-59", None), ("18.30-641594", None),
+    ("", None), ("garbage", None)])
+def test_driver_base_reads_a_linux_release_only_where_the_version_names_one(version, base):
+    from rocmdesk.diagnosis.dkms import driver_base
+
+    assert driver_base(version) == base
