@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry.parsers import bounded_int
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class Mount:
     @property
     def size_bytes(self) -> int | None:
         """A tmpfs ``size=`` option in bytes (k/m/g suffixes as mount(8) writes them)."""
-        match = re.search(r"(?:^|,)size=(\d+)([kmgKMG]?)(?:,|$)", self.super_options)
+        match = re.search(r"(?:^|,)size=(\d{1,20})([kmgKMG]?)(?:,|$)", self.super_options)
         if not match:
             return None
         scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
@@ -174,8 +175,10 @@ def parse_id_map(text: str) -> tuple[tuple[int, int, int], ...]:
     rows = []
     for line in text.splitlines()[:340]:
         parts = line.split()
-        if len(parts) == 3 and all(p.isdigit() for p in parts):
-            rows.append((int(parts[0]), int(parts[1]), int(parts[2])))
+        if len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts):
+            values = [bounded_int(p) for p in parts]  # past 64 bits: a garbage row, not a ValueError
+            if None not in values:
+                rows.append((values[0], values[1], values[2]))  # type: ignore[arg-type]
     return tuple(rows)
 
 
@@ -281,4 +284,5 @@ def detect(root: HostRoot) -> ContainerInfo | None:
 
 def overflow_gid(root: HostRoot) -> int:
     text = (_read(root, "/proc/sys/kernel/overflowgid") or "").strip()
-    return int(text) if text.isdigit() else OVERFLOW_ID
+    value = bounded_int(text) if text.isascii() and text.isdigit() else None
+    return OVERFLOW_ID if value is None else value

@@ -286,10 +286,10 @@ def _health_families(labelled: list[tuple[list[str], GpuSample]], names: list[st
             for state, count in sorted((ras.get("pages") or {}).items()):
                 pages.add_metric([*labels, _label(state)], count)
         link = sample.pcie or {}
-        for family, key in ((speed, "speed_gts"), (width, "width"), (max_width, "max_width")):
+        for gauge, key in ((speed, "speed_gts"), (width, "width"), (max_width, "max_width")):
             value = _finite(link.get(key))
             if value is not None:
-                family.add_metric(labels, value)
+                gauge.add_metric(labels, value)
         joules = _finite(sample.energy_j)
         if joules is not None:
             energy.add_metric(labels, joules)

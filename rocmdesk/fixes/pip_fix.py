@@ -27,13 +27,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
 from rocmdesk.diagnosis.python_envs import interpreter_order, list_packages, site_packages_of
 from rocmdesk.diagnosis.target import DiagnosisTarget
 from rocmdesk.diagnosis.torch_index import index_for_rocm_tag, reinstall_packages
 from rocmdesk.fixes.guard import require_live
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.xdg_paths import state_dir
 
 log = logging.getLogger(__name__)
 
@@ -302,7 +301,7 @@ def plan_rollback(python: Path, before: str, after: str | None, touched: tuple[s
 
 
 def rollback_dir() -> Path:
-    return Path(platformdirs.user_state_dir("rocmdesk")) / "pip-rollback"
+    return state_dir() / "pip-rollback"
 
 
 class _Streamer:

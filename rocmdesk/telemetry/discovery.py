@@ -61,6 +61,55 @@ def list_cards(root: HostRoot) -> list[str]:
     return sorted(names, key=lambda n: int(n[4:]))
 
 
+@dataclass(frozen=True, slots=True)
+class CardIdentity:
+    """What a DRM card name stands for now: its PCI device folder, by path, PCI address and inode.
+
+    A card name alone says little on a rescan: a GPU whose device folder vanished and came back, or a
+    different GPU given the same ``cardN``, keeps the name (issue 11, item 5). The folder's (st_dev,
+    st_ino) changes when the kernel re-creates it (kernfs gives a new node a new inode), the path and
+    the PCI address change with the GPU; ``card_inode`` changes when the driver re-binds (the
+    ``drm/cardN`` folder is re-created inside the same device folder). ``inode`` is None while the
+    device folder is missing.
+    """
+
+    device_path: str | None  # resolved host path of ``cardN/device``
+    pci: str | None
+    inode: tuple[int, int] | None
+    card_inode: tuple[int, int] | None = None
+
+    @property
+    def present(self) -> bool:
+        return self.inode is not None
+
+
+def folder_inode(root: HostRoot, host_path: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of a folder, links resolved inside the root; None when it is missing."""
+    try:
+        st = os.stat(root.real_path(host_path))
+    except (OSError, HostReadError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def card_identity(root: HostRoot, card: str) -> CardIdentity:
+    """The identity of ``card`` ("card1") under ``root``; never raises."""
+    card_path = f"/{DRM_CLASS}/{card}"
+    try:
+        device_path = root.resolve_host_path(f"{card_path}/device")
+    except HostReadError:  # a symlink loop: no device we could read
+        return CardIdentity(None, None, None)
+    # the last PCI address on the path: the device folder itself, or, while it is missing (the class link
+    # then dangles into it: .../0000:04:00.0/drm/card1/device), the folder the link pointed into
+    pci = next((p.lower() for p in reversed(device_path.split("/")) if parsers.PCI_ADDRESS_RE.fullmatch(p)), None)
+    return CardIdentity(device_path, pci, folder_inode(root, device_path), folder_inode(root, card_path))
+
+
+def card_identities(root: HostRoot) -> dict[str, CardIdentity]:
+    """:func:`card_identity` of every card of :func:`list_cards`."""
+    return {card: card_identity(root, card) for card in list_cards(root)}
+
+
 def discover(root: HostRoot) -> list[DiscoveredGpu]:
     kfd = read_kfd_nodes(root)
     versions = _versions(root)

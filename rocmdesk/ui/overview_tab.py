@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -57,6 +58,9 @@ TREND_POINTS = 150
 # single cost of the Overview, and a 5-minute trend loses nothing by moving every 4 s
 TREND_REFRESH_S = 2 * TREND_S / TREND_POINTS
 DENSITIES = 3  # GpuCard.set_density
+DETAIL_SPACING = 8  # between a detail's caption and its value in the table
+FLOW_SPACING = 6  # the same when the details flow on lines
+DETAIL_FLOW_GAP = 12  # between two caption/value pairs on one line
 
 
 def trend_points(values: np.ndarray, expected: int, points: int = TREND_POINTS) -> np.ndarray:
@@ -238,7 +242,7 @@ class GpuCard(QtWidgets.QFrame):
     """One GPU. Three densities, so eight cards fit a 1280x800 window without scrolling (issue 14):
 
     0. roomy: details as a caption/value table, the 5-minute trend;
-    1. tight spacing, no TEMPERATURE heading, details as lines of "caption value · caption value";
+    1. tight spacing, no TEMPERATURE heading, details as caption/value pairs flowing on a few lines;
     2. as 1 without the trend (the Graphs tab has the history).
     The Overview picks the roomiest density at which every card fits its share of the height.
     """
@@ -308,20 +312,16 @@ class GpuCard(QtWidgets.QFrame):
         outer.addLayout(self.grid)
         # PCIe, voltage, VBIOS, performance level, profile: word-wrapped, so nothing clips on a narrow card
         self.details = QtWidgets.QGridLayout()
-        self.details.setHorizontalSpacing(8)
+        self.details.setHorizontalSpacing(DETAIL_SPACING)
         self.details.setVerticalSpacing(1)
         self.detail_rows: dict[str, tuple[QtWidgets.QLabel, QtWidgets.QLabel]] = {}
         self._details_shown: list[tuple[str, str, str]] = []
-        self._detail_columns = 0
+        self.details_key: tuple = ()
         outer.addLayout(self.details)
-        # the same facts as flowing lines at density 1 and 2 (see _fill_flow)
-        self.details_flow = QtWidgets.QLabel("", self)
-        self.details_flow.setObjectName("metricDetail")
-        self.details_flow.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-        self.details_flow.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.details_flow.setAccessibleName("Details")
-        self.details_flow.hide()
-        outer.addWidget(self.details_flow)
+        # the same caption/value labels flowing on as few lines as fit, at density 1 and 2 (_place_details)
+        self.details_flow = QtWidgets.QVBoxLayout()
+        self.details_flow.setSpacing(1)
+        outer.addLayout(self.details_flow)
         self.trend_caption = QtWidgets.QLabel("", self)
         self.trend_caption.setObjectName("metricCaption")
         self.trend = Sparkline(self)
@@ -333,7 +333,6 @@ class GpuCard(QtWidgets.QFrame):
         outer.addWidget(self.trend_caption)
         outer.addWidget(self.trend, 1)
         self.density = 0
-        self._flow_width = -1
         self._columns = 0
         self._relayout(1)
         self.set_info(info)
@@ -377,9 +376,7 @@ class GpuCard(QtWidgets.QFrame):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._relayout(2 if event.size().width() >= 620 else 1)
-        self._relayout_details(self._detail_pairs_for(event.size().width()))
-        if self.density and event.size().width() != self._flow_width:
-            self._fill_flow()
+        self._place_details(event.size().width())
 
     def set_density(self, level: int) -> None:
         """0 roomy, 1 tight with details as lines, 2 as 1 without the trend (see the class docstring)."""
@@ -394,13 +391,8 @@ class GpuCard(QtWidgets.QFrame):
         self.grid.setVerticalSpacing(5 if compact else 10)
         self.trend_gap.changeSize(0, 0 if compact else 4, QtWidgets.QSizePolicy.Policy.Minimum,
                                   QtWidgets.QSizePolicy.Policy.Fixed)
-        for name, value in self.detail_rows.values():
-            name.setVisible(not compact)
-            value.setVisible(not compact)
-        self.details_flow.setVisible(compact)
         self.temp_caption.setVisible(not compact)  # "Junction 74 °C" says what it is without the heading
-        if compact:
-            self._fill_flow()
+        self._place_details(self.width())
         self.trend_caption.setVisible(level < 2)
         self.trend.setVisible(level < 2)
         if was_hidden and level < 2:
@@ -411,22 +403,6 @@ class GpuCard(QtWidgets.QFrame):
         """The least height this card needs at its current density."""
         _invalidate(self.outer)
         return self.minimumSizeHint().height()
-
-    def _fill_flow(self) -> None:
-        """Details as lines of whole "caption value" items, wrapped only between items."""
-        self._flow_width = self.width()
-        shown = self._details_shown
-        items = [f"{caption} {text}" for caption, text, _ in shown if text != NA]
-        missing = [caption for caption, text, _ in shown if text == NA]
-        if missing:
-            items.append(f"{NA}: {', '.join(missing)}")
-        margins = self.outer.contentsMargins()
-        room = max(60, self.width() - margins.left() - margins.right())
-        lines = wrap_items(items, " · ", self.details_flow.fontMetrics(), room)
-        set_text(self.details_flow, "\n".join(lines))
-        set_tooltip(self.details_flow, "\n".join(f"{caption}: {text} — {tip}" if tip else f"{caption}: {text}"
-                                                 for caption, text, tip in shown))
-        self.details_flow.setAccessibleDescription("; ".join(f"{c} {t}" for c, t, _ in shown))
 
     def _ensure_temps(self, sensors) -> None:
         wanted = ordered_sensors(set(sensors))
@@ -508,19 +484,17 @@ class GpuCard(QtWidgets.QFrame):
                 value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
                 value.setAccessibleName(caption)
                 labels = self.detail_rows[caption] = (name, value)
-                name.setVisible(not self.density)
-                value.setVisible(not self.density)
-                self._detail_columns = 0
             name, value = labels
             set_text(value, text)  # only when it changed: a relabel relayouts the card
             set_tooltip(value, tip)
             set_tooltip(name, tip)
             value.setAccessibleDescription(f"{text} ({tip})")
-        self._detail_columns = 0  # a text changed width: its place is decided again
-        self._relayout_details(self._detail_pairs_for(self.width()))
-        if self.density:
-            self._fill_flow()
+        self._place_details(self.width())  # a text changed width: its place is decided again
         self.shape_changed.emit()
+
+    def _pair_width(self, caption: str) -> int:
+        name, value = self.detail_rows[caption]
+        return name.sizeHint().width() + FLOW_SPACING + value.fontMetrics().horizontalAdvance(value.text()) + 2
 
     def _detail_pairs_for(self, width: int) -> int:
         """Two pairs to a row only where both fit whole beside each other (none is ever elided)."""
@@ -532,20 +506,69 @@ class GpuCard(QtWidgets.QFrame):
         room = width - margins.left() - margins.right()
         return 2 if room >= 2 * (names + values + 2 * self.details.horizontalSpacing()) + 16 else 1
 
-    def _relayout_details(self, pairs: int) -> None:
-        """One caption/value pair per row on a narrow card, two side by side on a wide one."""
-        if pairs == self._detail_columns:
+    def _flow_rows(self, width: int) -> list[list[str]]:
+        """Captions on each line of the flowing details: whole pairs, as many as fit a line.
+
+        The read values first, the N/A ones after them: short "VOLTAGE N/A" pairs pack together, so
+        an Instinct card (most details N/A) needs two lines instead of three.
+        """
+        margins = self.layout().contentsMargins()
+        room = width - margins.left() - margins.right()
+        rows: list[list[str]] = []
+        used = 0
+        order = sorted(self.detail_rows, key=lambda c: self.detail_rows[c][1].text() == NA)  # stable
+        for caption in order:
+            need = self._pair_width(caption)
+            if rows and used + DETAIL_FLOW_GAP + need <= room:
+                rows[-1].append(caption)
+                used += DETAIL_FLOW_GAP + need
+            else:
+                rows.append([caption])
+                used = need
+        return rows
+
+    def _place_details(self, width: int) -> None:
+        """A caption/value table (density 0; two pairs a row on a wide card) or pairs flowing on lines.
+
+        The same labels in both, so each N/A keeps its own reason in its tooltip (and its footnote on
+        a screenshot). Nothing moves unless the arrangement changes.
+        """
+        if self.density == 0:
+            key: tuple = ("table", self._detail_pairs_for(width), tuple(self.detail_rows))
+        else:
+            key = ("flow", tuple(tuple(row) for row in self._flow_rows(width)))
+        if key == self.details_key:
             return
-        self._detail_columns = pairs
+        self.details_key = key
         for name, value in self.detail_rows.values():
             self.details.removeWidget(name)
             self.details.removeWidget(value)
-        for i, (name, value) in enumerate(self.detail_rows.values()):
-            row, col = divmod(i, pairs)
-            self.details.addWidget(name, row, 2 * col)
-            self.details.addWidget(value, row, 2 * col + 1)
-        for c in range(4):
-            self.details.setColumnStretch(c, 1 if c % 2 and c // 2 < pairs else 0)
+        while self.details_flow.count():
+            row = self.details_flow.takeAt(0).layout()
+            if row is not None:
+                while row.count():
+                    row.takeAt(0)
+                row.deleteLater()
+        if key[0] == "table":
+            pairs = key[1]
+            for i, (name, value) in enumerate(self.detail_rows.values()):
+                row, col = divmod(i, pairs)
+                self.details.addWidget(name, row, 2 * col)
+                self.details.addWidget(value, row, 2 * col + 1)
+            for c in range(4):
+                self.details.setColumnStretch(c, 1 if c % 2 and c // 2 < pairs else 0)
+            return
+        for captions in key[1]:
+            line = QtWidgets.QHBoxLayout()
+            line.setSpacing(FLOW_SPACING)
+            for n, caption in enumerate(captions):
+                if n:
+                    line.addSpacing(DETAIL_FLOW_GAP - FLOW_SPACING)
+                name, value = self.detail_rows[caption]
+                line.addWidget(name)
+                line.addWidget(value)
+            line.addStretch(1)
+            self.details_flow.addLayout(line)
 
     def update_sample(self, s: GpuSample) -> None:
         self.sample = s
@@ -638,13 +661,24 @@ class GpuCard(QtWidgets.QFrame):
             self.fan.show_value(NA, "", reason_of(na, "fan_rpm", "fan_percent"))
 
 
+class _ScrollArea(QtWidgets.QScrollArea):
+    """A scroll area that says when it was resized (not an event filter: those run during teardown)."""
+
+    resized: Callable[[], object] | None = None
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.resized is not None:
+            self.resized()
+
+
 class OverviewTab(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.setAccessibleName("Overview")
         self.cards: dict[str, GpuCard] = {}
-        self.scroll = QtWidgets.QScrollArea(self)
+        self.scroll = _ScrollArea(self)
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.body = QtWidgets.QWidget()
@@ -676,6 +710,8 @@ class OverviewTab(QtWidgets.QWidget):
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
         self._fit_timer.timeout.connect(self.fit_density)
+        # the height to share is the viewport's: it also changes when the recorded-sample line appears
+        self.scroll.resized = self._fit_timer.start
 
         feed = ctx.feed
         feed.snapshot.connect(self.on_snapshot)
@@ -766,6 +802,7 @@ class OverviewTab(QtWidgets.QWidget):
         if self.cards and self.columns_for(len(self.visible_pcis())) != self._columns:
             self._arrange()
         self._fit_timer.start()
+
 
     # -- samples -------------------------------------------------------------------------------------
     def on_snapshot(self, snapshot: Snapshot) -> None:

@@ -43,9 +43,11 @@ def pump(app: QtWidgets.QApplication, seconds: float, until=None) -> bool:
 def render_screenshot(output: str, tab: str = "overview", seconds: float = 3.0, size: tuple[int, int] = (1920, 1080),
                       theme_name: str = "light", demo: bool = False, root: str | None = None,
                       open_bundle: str | None = None, backend: str = "auto",
-                      recording: str | None = None) -> ScreenshotResult:
+                      recording: str | None = None, graph_metric: str | None = None) -> ScreenshotResult:
     app = make_app()
     settings = Settings(theme=theme_name)
+    if graph_metric is not None:
+        settings.graph_metric = graph_metric
     theme.apply(app, theme_name)
     if demo:
         source = demo_source("Demo mode (--demo)", recording=recording)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 log = logging.getLogger(__name__)
 
 TABS = ("overview", "graphs", "processes", "diagnosis", "tuning", "report")
+GRAPH_METRICS = ("temp", "power", "memory", "busy", "clocks", "fan")  # ui.settings.GRAPH_METRICS (no Qt here)
 MAX_SIDE = 8192
 
 
@@ -67,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="colour theme (default: light)")
     parser.add_argument("--demo-recording", metavar="NAME", default=None,
                         help="demo recording to show (mi300x-node or rx7900xtx-comfyui)")
+    parser.add_argument("--graph-metric", choices=GRAPH_METRICS, default=None,
+                        help="the metric of the Graphs tab's one-plot-per-GPU view (default: temp)")
     parser.add_argument("-o", "--output", required=True, metavar="PNG", help="where to write the PNG")
 
 
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         result = render_screenshot(
             output=args.output, tab=args.tab, seconds=args.seconds, size=args.size, theme_name=args.theme,
             demo=args.demo or args.backend == "demo", root=args.root, open_bundle=args.open_bundle,
-            backend=args.backend, recording=args.demo_recording,
+            backend=args.backend, recording=args.demo_recording, graph_metric=args.graph_metric,
         )
     except Exception as exc:  # a clear line, not a traceback, for a wrong --root or bundle
         log.debug("screenshot failed", exc_info=True)

@@ -89,9 +89,19 @@ def _fake_overview(qtbot, open_window, manual_factory, sample_fn, size, gpus=8):
         qtbot.wait(5)
     qtbot.waitUntil(lambda: len(overview.cards) == gpus and all(c.sample for c in overview.cards.values()),
                     timeout=3000)
-    qtbot.wait(30)
+    settle(qtbot, overview)
     overview.test_backend = backend
     return overview
+
+
+def settle(qtbot, overview) -> None:
+    """Until the density fit has run and the layouts it changed have been applied (posted events)."""
+    from PySide6 import QtWidgets
+
+    qtbot.waitUntil(lambda: not overview._fit_timer.isActive(), timeout=2000)
+    for _ in range(5):
+        QtWidgets.QApplication.sendPostedEvents()
+        QtWidgets.QApplication.processEvents()
 
 
 def clipped(card) -> list[str]:
@@ -146,9 +156,12 @@ def test_eight_cards_fit_without_scrolling_and_nothing_is_cut(qtbot, open_window
         assert densities == {1}  # and the MI300X node keeps its trend even at 1280x800
         card = next(iter(overview.cards.values()))
         assert card.trend.isVisible() and card.trend.height() >= 28
-        assert card.details_flow.text().split("\n") == ["PCIe Gen5 x16 (max) · Perf level auto",
-                                                        "N/A: Voltage, Profile, VBIOS"]
-        assert "no vbios_version" in card.details_flow.toolTip()
+        # the five details flow on two lines, each N/A with its own reason
+        assert card.details_key == ("flow", (("PCIe", "Perf level"), ("Voltage", "Profile", "VBIOS")))
+        assert card.detail_rows["VBIOS"][1].text() == "N/A"
+        assert card.detail_rows["VBIOS"][1].toolTip() == "no vbios_version"
+        lines = {card.detail_rows[c][1].y() for c in ("Voltage", "Profile", "VBIOS")}
+        assert len(lines) == 1 and min(lines) > card.detail_rows["PCIe"][1].y()
 
 
 def test_sixteen_gpus_scroll_at_the_densest_rather_than_overlap(qtbot, open_window, manual_factory):
@@ -176,7 +189,7 @@ def test_a_long_detail_gets_its_own_line_and_comes_back(qtbot, open_window, manu
             return s
         overview.test_backend.sample_fn = sample
         sampler.tick()
-        qtbot.wait(20)
+        settle(qtbot, overview)
 
     throttled("power limit (PPT0)", "thermal hotspot", "PROCHOT")  # wrapped between reasons, each whole
     assert clocks.detail_lines.text().split("\n")[0] == "throttled: power limit (PPT0),"

@@ -1,12 +1,13 @@
 """Fuzzing host roots file by file (issue 11, item 3): every sysfs/procfs file the readers use, made hostile.
 
 A *case* is one file of a real-dump root replaced by one *kind* of bad content (empty, binary garbage,
-10 MB, 2^70, 5000 digits, NaN, inf, negative, a folder, a FIFO, a symlink loop, unreadable, vanished
-between listing and reading). The case then runs what ``rocmdesk sample --root``, ``diagnose --root``
-and ``report --root`` run (their ``run`` functions, in-process), plus the sysfs backend's process scan,
-and says what went wrong: an exception, a logged traceback (a check or the report that swallowed one),
-a case that took too long or hung (a watchdog interrupts it), a reading that changed to a number the
-file did not hold instead of becoming N/A with a reason.
+10 MB, 2^70, 5000 digits, NaN, inf, negative, every number in the file 5000 digits long, a folder, a
+FIFO, a symlink loop, unreadable, vanished between listing and reading). The case then runs what
+``rocmdesk sample --root``, ``diagnose --root`` and ``report --root`` run (their ``run`` functions,
+in-process), plus the sysfs backend's process scan, and says what went wrong: an exception, a logged
+traceback (a check or the report that swallowed one), a case that took too long or hung (a watchdog
+interrupts it), a reading that changed to a number the file did not hold instead of becoming N/A with
+a reason.
 
 Which files: every regular file under ``sys/`` and ``proc/`` that a baseline run of the three commands
 opens (an audit hook sees every ``open``), on roots built from the LACT dumps (tests/data/lact-sysfs)
@@ -23,11 +24,11 @@ import json
 import logging
 import os
 import random
+import re
 import shutil
 import signal
 import stat
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -47,8 +48,8 @@ CASE_TIMEOUT_S = 10.0  # the watchdog interrupts a case after this long (a block
 SLOW_CASE_S = 3.0  # a case slower than this is reported, even if it finished
 
 TWO_POW_70 = str(2 ** 70)  # 1180591620717411303424
-KINDS = ("empty", "binary", "huge", "pow70", "digits5000", "nan", "inf", "negative", "directory", "fifo",
-         "symlink_loop", "unreadable", "vanished")
+KINDS = ("empty", "binary", "huge", "pow70", "digits5000", "nan", "inf", "negative", "long_fields", "directory",
+         "fifo", "symlink_loop", "unreadable", "vanished")
 
 # The attribute names the readers open (rocmdesk/telemetry/backends/sysfs.py build_plan and _read_extras,
 # discovery.py, ras.py, gpu_metrics.py, pcie.py, kfd_procs.py, fdinfo.py, proc_scan.py, accounts.py), as
@@ -235,8 +236,8 @@ def flatten(value, prefix: str = "") -> dict[str, object]:
 _IDENTITY = ("card", "pci", "name", "gfx_target")
 
 
-def run_commands(root: Path, *, diagnosis: bool = True, report: tuple[str, ...] = ("md", "html"),
-                 before: Callable[[], None] | None = None) -> RunResult:
+def run_commands(root: Path, *, sample: bool = True, diagnosis: bool = True,
+                 report: tuple[str, ...] = ("md", "html"), before: Callable[[], None] | None = None) -> RunResult:
     """``rocmdesk sample --root R --backend sysfs [--json]``, the backend's process scan, ``rocmdesk diagnose
     --root R --json`` and ``rocmdesk report --root R -o -`` (in each of the ``report`` formats), in-process."""
     from rocmdesk.commands import diagnose as diagnose_cmd
@@ -266,17 +267,13 @@ def run_commands(root: Path, *, diagnosis: bool = True, report: tuple[str, ...] 
                 result.unavailable[gpu["pci"]] = unavailable
                 result.samples[gpu["pci"]] = {k: v for k, v in flatten(gpu).items() if k not in _IDENTITY}
 
-    def sample_table() -> None:
-        args = argparse.Namespace(root=str(root), backend="sysfs", recording=None, json=False, watch=None, count=None)
-        code = sample_cmd.run(args, io.StringIO(), io.StringIO())
-        if code != result.sample_exit:
-            result.problems.append(f"sample: table exits {code}, JSON {result.sample_exit}")
-
-    def processes() -> None:
+    def table_and_processes() -> None:
         backend = SysfsBackend(host_root)
         backend.discover()
         backend.sample()
-        for gpu in backend.sample().gpus:
+        snapshot = backend.sample()
+        sample_cmd.format_table(snapshot)  # what `rocmdesk sample` prints without --json
+        for gpu in snapshot.gpus:
             result.sources[gpu.info.pci] = dict(gpu.source)
         result.processes = len(backend.processes())
         result.processes = len(backend.processes())  # the second scan computes rates from the first
@@ -305,9 +302,9 @@ def run_commands(root: Path, *, diagnosis: bool = True, report: tuple[str, ...] 
         return run
 
     with logged_tracebacks() as records:
-        step("sample --json", sample_json)
-        step("sample", sample_table)
-        step("processes", processes)
+        if sample:
+            step("sample --json", sample_json)
+            step("sample table, processes", table_and_processes)
         if diagnosis:
             step("diagnose", diagnose)
         for fmt in report:
@@ -355,7 +352,16 @@ class Target:
 
     path: Path  # absolute, a regular file (symlinks resolved)
     rel: str  # relative to the root, for messages
-    by_diagnosis: bool  # the diagnosis or the report opened it or listed its folder
+    read_by_diagnosis: bool  # the diagnosis or the report opened it
+    listed_by_diagnosis: bool  # ... or listed its folder (a folder or FIFO in its place may change what they do)
+
+    def needs_diagnosis(self, kind: str) -> bool:
+        """Whether the case must run diagnose and report too: a content the diagnosis never opens cannot
+        change it; a file of another type in a folder it lists might."""
+        return self.read_by_diagnosis or (self.listed_by_diagnosis and kind in TYPE_KINDS)
+
+
+TYPE_KINDS = ("directory", "fifo", "symlink_loop", "unreadable", "vanished")
 
 
 def fuzz_targets(root: Path) -> tuple[list[Target], RunResult]:
@@ -364,7 +370,8 @@ def fuzz_targets(root: Path) -> tuple[list[Target], RunResult]:
     with traced() as sample_seen:
         run_commands(root, diagnosis=False, report=())
     with traced() as diag_seen:
-        baseline = run_commands(root)
+        run_commands(root, sample=False)
+    baseline = run_commands(root)
     opened = {p[2:] for p in sample_seen | diag_seen if p.startswith("O:")}
     listed_by_diag = {p[2:] for p in diag_seen if p.startswith("L:")}
     opened_by_diag = {p[2:] for p in diag_seen if p.startswith("O:")}
@@ -376,9 +383,9 @@ def fuzz_targets(root: Path) -> tuple[list[Target], RunResult]:
             continue
         if not os.path.isfile(real) or os.path.islink(real) or rel in targets:
             continue
-        by_diag = real in opened_by_diag or path in opened_by_diag or os.path.dirname(real) in listed_by_diag \
-            or os.path.dirname(path) in listed_by_diag
-        targets[rel] = Target(Path(real), rel, by_diag)
+        read = real in opened_by_diag or path in opened_by_diag
+        listed = os.path.dirname(real) in listed_by_diag or os.path.dirname(path) in listed_by_diag
+        targets[rel] = Target(Path(real), rel, read, listed)
     return list(targets.values()), baseline
 
 
@@ -392,6 +399,8 @@ def _content(kind: str, original: bytes, rng: random.Random) -> bytes | None:
     if kind == "huge":
         unit = original or b"1\n"
         return (unit * (HUGE_BYTES // len(unit) + 1))[:HUGE_BYTES]
+    if kind == "long_fields":  # the file's own layout, every number in it 5000 digits long ("Uid: 999…")
+        return re.sub(rb"[0-9]+", b"9" * 5000, original) if re.search(rb"[0-9]", original) else b"9" * 5000
     return {"pow70": f"{TWO_POW_70}\n", "digits5000": "9" * 5000 + "\n", "nan": "nan\n", "inf": "inf\n",
             "negative": "-12345\n"}.get(kind, "").encode() or None
 
@@ -592,16 +601,31 @@ class CaseReport:
     kind: str
     seconds: float
     problems: list[str]
+    skipped: bool = False  # the kind does not apply to this file (long_fields of a binary table)
+
+
+def is_binary(data: bytes) -> bool:
+    """A binary file (gpu_metrics, pp_table): its numbers are not digits, so long_fields has nothing to stretch."""
+    if b"\x00" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def run_case(root: Path, target: Target, kind: str, baseline: RunResult, rng: random.Random) -> CaseReport:
     start = time.perf_counter()
     problems: list[str] = []
+    if kind == "long_fields" and is_binary(target.path.read_bytes()):
+        return CaseReport(target.rel, kind, 0.0, [], skipped=True)
     try:
         with watchdog(CASE_TIMEOUT_S), mutated(target.path, kind, rng) as before:
             # each report runs the diagnosis again: one format a case (seeded), both over the run
-            report = (rng.choice(("md", "html")),) if target.by_diagnosis else ()
-            result = run_commands(root, diagnosis=target.by_diagnosis, report=report, before=before)
+            diagnosis = target.needs_diagnosis(kind)
+            report = (rng.choice(("md", "html")),) if diagnosis else ()
+            result = run_commands(root, diagnosis=diagnosis, report=report, before=before)
         problems += result.problems
         problems += [f"check crashed: {c}" for c in result.check_errors]
         problems += compare(baseline, result, kind, target.path.name)
@@ -613,15 +637,8 @@ def run_case(root: Path, target: Target, kind: str, baseline: RunResult, rng: ra
     return CaseReport(target.rel, kind, seconds, problems)
 
 
-def private_copy(root: Path) -> Path:
-    """A copy of ``root`` in a folder ``nobody`` may enter (for ``unreadable`` as root); the caller removes it."""
-    folder = Path(tempfile.mkdtemp(prefix="rocmdesk-fuzz-"))
-    os.chmod(folder, 0o755)
-    copy = folder / "root"
-    shutil.copytree(root, copy, symlinks=True)
-    for dirpath, dirnames, _files in os.walk(copy):
-        for name in dirnames:
-            full = os.path.join(dirpath, name)
-            if not os.path.islink(full):
-                os.chmod(full, stat.S_IMODE(os.stat(full).st_mode) | 0o555)
-    return copy
+def scratch_dir() -> str | None:
+    """Where to build the roots: /dev/shm (tmpfs) when there is one, so the ~1.5 GB a run writes (a 10 MB file
+    per file fuzzed) never reaches a disk; else the default temporary folder."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None

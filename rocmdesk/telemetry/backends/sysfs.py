@@ -340,6 +340,7 @@ class SysfsBackend(Backend):
         self.root = root
         self._plans: list[_Plan] = []
         self._cards: list[str] | None = None
+        self._identity: list[tuple[tuple[int, int] | None, ...]] = []  # per card: its folders' inodes
         self._drm_real: str | None = None
         self._pending_errors: list[str] = []
         self._fdinfo: Any = None  # FdinfoScanner, made on the first processes() call
@@ -351,8 +352,29 @@ class SysfsBackend(Backend):
         except HostReadError:
             self._drm_real = None
         self._cards = list_cards(self.root)
+        self._identity = self._identities(self._cards)
         self._plans = [build_plan(gpu) for gpu in discover(self.root)]
         return [plan.info for plan in self._plans]
+
+    def _identities(self, cards: list[str]) -> list[tuple[tuple[int, int] | None, ...]]:
+        """The inodes of each card's ``drm/cardN`` and device folders (None: missing).
+
+        A card name is no identity (issue 11, item 5): a GPU whose device folder vanished and came back,
+        a re-bound driver or another GPU under the same ``cardN`` keeps the name but not these inodes.
+        One ``stat`` each, the kernel following the class links: this only detects a change (which
+        makes discovery, whose paths are resolved inside the root, run again) and reads nothing.
+        """
+        out: list[tuple[tuple[int, int] | None, ...]] = []
+        for card in cards:
+            pair: list[tuple[int, int] | None] = []
+            for path in (f"{self._drm_real}/{card}", f"{self._drm_real}/{card}/device"):
+                try:
+                    st = os.stat(path)
+                    pair.append((st.st_dev, st.st_ino))
+                except (OSError, ValueError):
+                    pair.append(None)
+            out.append(tuple(pair))
+        return out
 
     def _cards_changed(self) -> bool:
         if self._cards is None or self._drm_real is None:
@@ -364,7 +386,9 @@ class SysfsBackend(Backend):
         cards = [n for n in names if n.startswith("card") and n[4:].isdigit()]
         if len(cards) != len(self._cards):
             return True
-        return sorted(cards, key=lambda n: int(n[4:])) != self._cards
+        if sorted(cards, key=lambda n: int(n[4:])) != self._cards:
+            return True
+        return self._identities(self._cards) != self._identity
 
     # -- sampling --------------------------------------------------------------------------------
     def sample(self) -> Snapshot:

@@ -134,3 +134,14 @@ def test_an_unusable_rail_label_is_the_reason_for_the_voltage(tmp_path):
     assert sample.unavailable["voltage_mv"] == ("no rail labelled vddgfx (in0_label: not a regular file "
                                                 "(a FIFO, socket or device))")
     assert sample.unavailable["voltage_mv_by_rail"].startswith("rails not named: in0_label")
+
+
+def test_a_5000_digit_uid_in_proc_status_is_no_uid_not_a_crash():
+    """Found by the long_fields kind: eight checks failed with "Exceeds the limit (4300 digits)"."""
+    from rocmdesk.telemetry.accounts import parse_id, parse_proc_status
+
+    assert parse_id("9" * 5000) is None
+    assert parse_id(str(1 << 32)) is None and parse_id(str((1 << 32) - 1)) == (1 << 32) - 1
+    assert parse_id("٢") is None and parse_id("1000") == 1000
+    status = parse_proc_status(f"Name:\tpython\nUid:\t{'9' * 5000}\t1000\t1000\t1000\nGid:\t1000\n")
+    assert status is None  # no readable Uid line
