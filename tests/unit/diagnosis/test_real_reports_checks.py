@@ -393,6 +393,48 @@ def test_lact_334_rx_7800_xt_slot_link_is_on_the_cards_switch(tmp_path):
                                  "runs.",)
 
 
+NOBLE = ('PRETTY_NAME="Ubuntu 24.04 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\nID_LIKE=debian\n'
+         'VERSION_CODENAME=noble\nUBUNTU_CODENAME=noble\n')
+
+
+def test_cpu_x_335_rx_6700_xt_on_an_x470_board_is_limited_by_the_platform(tmp_path):
+    """TheTumultuousUnicornOfDarkness/CPU-X#335: RX 6700 XT on an ASRock X470 Master SLI with a Ryzen 5 2600X (Ubuntu
+    24.04); CPU-X said "PCIe Gen4x16 (current)", the kernel: "pci 0000:0c:00.0: 126.016 Gb/s available PCIe bandwidth,
+    limited by 8.0 GT/s PCIe x16 link at 0000:00:03.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)". The
+    maintainer: Zen 1 and X470 only do PCIe 3.0, so the card runs Gen3 x16 and the tool was wrong. rocmdesk must read
+    the same truth (information: the platform's limit, no repair to offer). Assumed: the GPU [1002:73df] (gfx1031)
+    at 03:00.0 with that log line rewritten to it, behind its switch at 01:00.0/02:00.0 whose upstream port reads
+    8 GT/s x16 of 16 GT/s x16, the root port 00:03.1 at most 8 GT/s x16, ROCm 6.2.4, the GPU idle."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100301, 0x73DF)], rocm="6.2.4")
+    sc.write(root, "/etc/os-release", NOBLE)
+    behind_amd_switch(root, "0000:03:00.0", "0000:01:00.0", "0000:02:00.0",
+                      link={"current_link_width": "16", "max_link_width": "16",
+                            "current_link_speed": "8.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe"},
+                      internal={"current_link_width": "16", "max_link_width": "16",
+                                "current_link_speed": "16.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe",
+                                "gpu_busy_percent": "0"})
+    port = root / "sys/devices/pci0000:00/0000:00:03.1"
+    port.mkdir(parents=True)
+    (port / "max_link_speed").write_text("8.0 GT/s PCIe\n")
+    (port / "max_link_width").write_text("16\n")
+    (root / "sys/bus/pci/devices/0000:00:03.1").symlink_to("../../../devices/pci0000:00/0000:00:03.1")
+    sc.kernel_log(root, "pci 0000:03:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link "
+                        "at 0000:00:03.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)")
+    findings = diagnose(root)
+    assert set(findings) == {PCIE, "hsa-override-suggested"}, findings_summary(findings)
+    finding = findings[PCIE][0]
+    assert finding.severity is Severity.INFO
+    assert finding.title == "The slot's PCIe link is slower than the GPU could use"
+    assert finding.evidence[0].text.endswith("limited by 8.0 GT/s PCIe x16 link at 0000:00:03.1 (capable of 252.048 "
+                                             "Gb/s with 16.0 GT/s PCIe x16 link)")
+    assert "/sys/bus/pci/devices/0000:00:03.1/max_link_speed: 8 GT/s PCIe" in evidence_texts(finding)
+    assert any(e.path == "/sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0/current_link_speed"
+               for e in finding.evidence)  # the card's link as it runs, beside the kernel's verdict
+    assert "the port it hangs off (0000:00:03.1) can do at most x16 at 8 GT/s" in finding.explanation
+    assert "not a fault" in finding.explanation
+    assert findings["hsa-override-suggested"][0].severity is Severity.INFO  # gfx1031: the usual 10.3.0 note
+
+
 # -- small-bar ----------------------------------------------------------------------------------------------------
 
 SMALL_BAR = "small-bar"
@@ -597,7 +639,7 @@ REPORTS_TESTED = {
     STALE: ("ROCm/gpu-operator#330",),
     BLACKLIST: ("ROCm/gpu-operator#330",),
     ECC: ("ROCm/legacy-rocm-build#1886",),
-    PCIE: ("ilya-zlobintsev/LACT#334",),
+    PCIE: ("ilya-zlobintsev/LACT#334", "TheTumultuousUnicornOfDarkness/CPU-X#335"),
     SMALL_BAR: ("ROCm/amdgpu#78",),
     OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
     NOT_LOADED: ("ROCm/TheRock#438", "ROCm/amdgpu#115"),
