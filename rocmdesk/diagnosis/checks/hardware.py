@@ -35,8 +35,9 @@ def _device(sample) -> str:
 # block" (newer RAS core: "... <n> new uncorrectable ...") and, for the fatal ATHUB interrupt, "uncorrectable hardware
 # error(ERREVENT_ATHUB_INTERRUPT) detected!" (ROCm/legacy-rocm-build#1886, MI50). "no uncorrectable hardware errors
 # detected in umc block" is the all-clear, so a count above zero is required.
-_UE_LOG_RE = re.compile(r"(?:^|\s)(\d+) (?:new )?uncorrectable hardware errors detected in (?:total in )?(\w+) block"
-                        r"|uncorrectable hardware error\((\w+)\) detected")
+# literal first, so the search over a long log stays fast; the count in front is read from the matching lines only
+_UE_LOG_RE = re.compile(r"uncorrectable hardware error(?:s detected in (?:total in )?\w+ block|\(\w+\) detected)")
+_UE_COUNT_RE = re.compile(r"(?:^|\s)(no|\d+) (?:new )?uncorrectable hardware errors")
 _LOG_PCI_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])")
 MAX_LOG_LINES = 6
 
@@ -50,9 +51,10 @@ def _logged_uncorrectable(ctx) -> dict[str | None, list[Evidence]]:
     if log_ is None:
         return {}
     out: dict[str | None, list[Evidence]] = {}
-    for line, match in log_.grep(_UE_LOG_RE):
-        if match.group(1) is not None and int(match.group(1)) == 0:
-            continue
+    for line, _match in log_.grep(_UE_LOG_RE):
+        count = _UE_COUNT_RE.search(line.text)
+        if count is not None and count.group(1) in ("no", "0"):
+            continue  # the all-clear, or a zero count
         pci = _LOG_PCI_RE.search(line.text)
         out.setdefault(pci.group(1) if pci else None, []).append(Evidence(line.text, line.path, line.line))
     return out
@@ -175,9 +177,9 @@ def slot_link(ctx, pci: str) -> tuple[str, dict] | None:
 # "pci 0000:0c:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link at 0000:00:03.1 (capable
 # of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)" (TheTumultuousUnicornOfDarkness/CPU-X#335, RX 6700 XT on X470)
 _BDF = r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]"
-_LIMITED_RE = re.compile(rf"\b(?:pci|amdgpu) ({_BDF}): [\d.]+ Gb/s available PCIe bandwidth, limited by "
-                         rf"([\d.]+) GT/s PCIe x(\d+) link at (\S+) \(capable of [\d.]+ Gb/s with ([\d.]+) GT/s "
-                         r"PCIe x(\d+) link\)")
+_LIMITED_RE = re.compile(r"Gb/s available PCIe bandwidth, limited by ([\d.]+) GT/s PCIe x(\d+) link at (\S+) "
+                         r"\(capable of [\d.]+ Gb/s with ([\d.]+) GT/s PCIe x(\d+) link\)")
+_LIMITED_DEVICE_RE = re.compile(rf"\b(?:pci|amdgpu) ({_BDF}): [\d.]+ Gb/s available")
 
 
 def _logged_limits(ctx) -> dict[str, tuple[Evidence, float, int, str, float, int]]:
@@ -189,8 +191,11 @@ def _logged_limits(ctx) -> dict[str, tuple[Evidence, float, int, str, float, int
         return {}
     out = {}
     for line, m in log_.grep(_LIMITED_RE):
-        out.setdefault(m.group(1), (Evidence(line.text, line.path, line.line), float(m.group(2)), int(m.group(3)),
-                                    m.group(4), float(m.group(5)), int(m.group(6))))
+        device = _LIMITED_DEVICE_RE.search(line.text)
+        if device is None:
+            continue
+        out.setdefault(device.group(1), (Evidence(line.text, line.path, line.line), float(m.group(1)),
+                                         int(m.group(2)), m.group(3), float(m.group(4)), int(m.group(5))))
     return out
 
 

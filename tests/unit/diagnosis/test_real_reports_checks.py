@@ -628,6 +628,36 @@ def test_sddm_1744_black_login_screen_until_amdgpu_is_in_the_image(tmp_path):
     assert finding.fix.action == ("initramfs-add-amdgpu",)
 
 
+# -- group-not-active-in-session ----------------------------------------------------------------------------------
+
+SESSION = "group-not-active-in-session"
+EOAN = ('NAME="Ubuntu"\nVERSION="19.10 (Eoan Ermine)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="19.10"\n'
+        'VERSION_CODENAME=eoan\nUBUNTU_CODENAME=eoan\n')
+
+
+def test_legacy_1080_after_usermod_before_the_restart(tmp_path):
+    """ROCm/legacy-rocm-build#1080, the second half of the thread: rocminfo fails for the user ("xeon is member of
+    video group") and works as root; jankaltoun: "Add yourself to both 'video' and 'render' groups and restart your
+    computers so that the changes take effect", which others confirmed. Rebuilt right after that `usermod`: /etc/group
+    has the user in render, the login session still has video only. rocmdesk must not say "add the user" again but
+    "log out and in (or reboot)". Assumed: Ubuntu 19.10 with kernel 5.3.0-46-generic, an RX 580 [1002:67df], ROCm 3.3,
+    /dev/kfd and renderD128 root:render 0660 (systemd's rule on 19.10)."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, 0x67DF)], rocm="3.3.0")
+    sc.write(root, "/etc/os-release", EOAN)
+    set_kernel(root, "5.3.0-46-generic")
+    install_matching_initramfs(root, "5.3.0-46-generic")
+    sc.session_groups(root, [4, 24, 27, 30, sc.VIDEO_GID, 46, 100, 114, sc.UID])  # logged in before the usermod
+    findings = diagnose(root)
+    finding = only(findings, SESSION)
+    assert finding.severity is Severity.WARNING and finding.subject == sc.USER
+    texts = evidence_texts(finding)
+    assert any(t.startswith("/dev/kfd:") and "render" in t for t in texts)
+    assert any(t.startswith("/proc/self/status") and "Groups:" in t for t in texts)
+    assert "is a member of render in /etc/group, but this login session started before that" in finding.explanation
+    steps = steps_of(finding)
+    assert "Log out completely and log back in (or reboot)" in steps and "usermod" not in steps
+
+
 # -- item 14: every check touched here names the reports it was verified against ----------------------------------
 
 REPORTS_TESTED = {
@@ -644,6 +674,7 @@ REPORTS_TESTED = {
     OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
     NOT_LOADED: ("ROCm/TheRock#438", "ROCm/amdgpu#115"),
     MISSING: ("sddm/sddm#1744",),
+    SESSION: ("ROCm/legacy-rocm-build#1080",),
 }
 
 
