@@ -134,7 +134,7 @@ class HostFacts:
     # -- WSL ----------------------------------------------------------------------------------------
     @functools.cached_property
     def wsl_evidence(self) -> list[SourcedLine]:
-        """Why this looks like WSL (ROCm amdsmi docs "Using AMD SMI under WSL": no /dev/kfd, the GPU is reached
+        """Why this looks like WSL (ROCm/amdsmi docs/how-to/amdsmi-wsl-mode.md: no /dev/kfd, the GPU is reached
         through /dev/dxg); empty when it does not."""
         out = []
         for path in ("/proc/version", "/proc/sys/kernel/osrelease"):

@@ -115,8 +115,9 @@ def _label_spot(widget: QtWidgets.QWidget, grabbed: QtWidgets.QWidget) -> NaSpot
         tip = value.toolTip() if isinstance(value, QtWidgets.QWidget) else ""
     elif isinstance(widget, QtWidgets.QLabel) and widget.textFormat() != QtCore.Qt.TextFormat.RichText:
         text, font, alignment, tip = widget.text(), widget.font(), widget.alignment(), widget.toolTip()
-        if widget.wordWrap() and widget.fontMetrics().horizontalAdvance(text) > widget.contentsRect().width():
-            return None  # wrapped: where its N/A ends is not one line's width (none of rocmdesk's do)
+        if "\n" in text or (widget.wordWrap()
+                             and widget.fontMetrics().horizontalAdvance(text) > widget.contentsRect().width()):
+            return None  # several lines (the graphs' crosshair readout): where its N/A ends is not one line's end
     else:
         return None
     if NA not in text:

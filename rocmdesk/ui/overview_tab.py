@@ -81,11 +81,19 @@ def trend_points(values: np.ndarray, expected: int, points: int = TREND_POINTS) 
 def wrap_items(items: list[str], sep: str, fm: QtGui.QFontMetrics, room: int, line_end: str = "") -> list[str]:
     """Lines of whole items joined by ``sep``, each at most ``room`` px wide where an item allows.
 
-    Items are never cut: one wider than ``room`` gets a line of its own (the caller's layout widens).
-    A line broken after an item ends with ``line_end`` (the "," of a list).
+    An item wider than ``room`` breaks between its words; a single word wider than ``room`` gets a line
+    of its own (the caller's layout widens). A line broken after an item ends with ``line_end``.
     """
     lines: list[str] = []
     for item in items:
+        if fm.horizontalAdvance(item) > room and " " in item:  # too long alone: between its words
+            words = wrap_items(item.split(" "), " ", fm, room)
+            if lines and fm.horizontalAdvance(lines[-1] + sep + words[0]) <= room:
+                lines[-1] += sep + words.pop(0)
+            elif lines:
+                lines[-1] += line_end
+            lines.extend(words)
+            continue
         if lines and fm.horizontalAdvance(lines[-1] + sep + item) <= room:
             lines[-1] += sep + item
         elif lines:
@@ -165,8 +173,12 @@ class Metric(QtWidgets.QWidget):
         """
         if below:
             room = (self.width() if width is None else width) - self.caption_width - self.grid.horizontalSpacing()
-            changed = set_text(self.detail_lines, "\n".join(
-                wrap_items(self.detail.full_text().split(", "), ", ", self.detail_lines.fontMetrics(), room, ",")))
+            fm = self.detail_lines.fontMetrics()
+            text = self.detail.full_text()
+            head, colon, rest = text.partition(": ")  # "throttled since 14:02:11" on a line, then the reasons
+            lines = wrap_items([head + ":"], " ", fm, room) if colon and fm.horizontalAdvance(text) > room else []
+            lines += wrap_items((rest if lines else text).split(", "), ", ", fm, room, ",")
+            changed = set_text(self.detail_lines, "\n".join(lines))
         else:
             changed = False
         if below == self.detail_below:
@@ -242,7 +254,8 @@ class GpuCard(QtWidgets.QFrame):
     """One GPU. Three densities, so eight cards fit a 1280x800 window without scrolling (issue 14):
 
     0. roomy: details as a caption/value table, the 5-minute trend;
-    1. tight spacing, no TEMPERATURE heading, details as caption/value pairs flowing on a few lines;
+    1. tight spacing, no TEMPERATURE heading, the subtitle beside the title where it fits, details as
+       caption/value pairs flowing on a few lines;
     2. as 1 without the trend (the Graphs tab has the history).
     The Overview picks the roomiest density at which every card fits its share of the height.
     """
@@ -271,15 +284,12 @@ class GpuCard(QtWidgets.QFrame):
         self.event_chip.setObjectName("eventChip")
         self.event_chip.hide()
 
-        head = QtWidgets.QGridLayout()
+        self.head = head = QtWidgets.QGridLayout()
         head.setContentsMargins(0, 0, 0, 0)
         head.setHorizontalSpacing(6)
         head.setVerticalSpacing(0)
-        head.addWidget(self.title, 0, 0)
-        head.addWidget(self.subtitle, 1, 0, 1, 3)
-        head.addWidget(self.event_chip, 0, 1)
-        head.addWidget(self.state_chip, 0, 2)
-        head.setColumnStretch(0, 1)
+        self.head_merged: bool | None = None
+        self._place_head(False)
 
         self.temp_caption = QtWidgets.QLabel("TEMPERATURE", self)
         self.temp_caption.setObjectName("metricCaption")
@@ -377,6 +387,41 @@ class GpuCard(QtWidgets.QFrame):
         super().resizeEvent(event)
         self._relayout(2 if event.size().width() >= 620 else 1)
         self._place_details(event.size().width())
+        self._fit_head(event.size().width())
+
+    def _place_head(self, merged: bool) -> bool:
+        """Title and subtitle on two lines, or on one ("card1 · MI300X  gfx942 · 0000:05:00.0") when the
+        card is dense and both fit whole beside the chips."""
+        if merged == self.head_merged:
+            return False
+        self.head_merged = merged
+        for widget in (self.title, self.subtitle, self.event_chip, self.state_chip):
+            self.head.removeWidget(widget)
+        bottom = QtCore.Qt.AlignmentFlag.AlignBottom
+        self.head.addWidget(self.title, 0, 0)
+        if merged:
+            self.head.addWidget(self.subtitle, 0, 1, bottom)
+            self.head.setColumnMinimumWidth(0, self.title.sizeHint().width())
+        else:
+            self.head.addWidget(self.subtitle, 1, 0, 1, 4)
+            self.head.setColumnMinimumWidth(0, 0)
+        self.head.addWidget(self.event_chip, 0, 2)
+        self.head.addWidget(self.state_chip, 0, 3)
+        self.head.setColumnStretch(0, 0 if merged else 1)
+        self.head.setColumnStretch(1, 1 if merged else 0)
+        return True
+
+    def _head_fits_one_line(self, width: int) -> bool:
+        margins = self.outer.contentsMargins()
+        chips = sum(c.sizeHint().width() + self.head.horizontalSpacing()
+                    for c in (self.event_chip, self.state_chip) if not c.isHidden())
+        need = self.title.sizeHint().width() + self.head.horizontalSpacing() + self.subtitle.sizeHint().width() + chips
+        return need <= width - margins.left() - margins.right()
+
+    def _fit_head(self, width: int | None = None) -> bool:
+        """True when the head changed lines (the card's height changed)."""
+        width = self.width() if width is None else width
+        return self._place_head(self.density >= 1 and self._head_fits_one_line(width))
 
     def set_density(self, level: int) -> None:
         """0 roomy, 1 tight with details as lines, 2 as 1 without the trend (see the class docstring)."""
@@ -393,6 +438,7 @@ class GpuCard(QtWidgets.QFrame):
                                   QtWidgets.QSizePolicy.Policy.Fixed)
         self.temp_caption.setVisible(not compact)  # "Junction 74 °C" says what it is without the heading
         self._place_details(self.width())
+        self._fit_head()
         self.trend_caption.setVisible(level < 2)
         self.trend.setVisible(level < 2)
         if was_hidden and level < 2:
@@ -425,6 +471,8 @@ class GpuCard(QtWidgets.QFrame):
         if not info.on_amdgpu and info.driver:
             parts.append(f"driver: {info.driver} (not amdgpu)")
         self.subtitle.set_full_text(" · ".join(parts))
+        if self.head_merged is not None and self._fit_head():  # a new name may not fit beside the address
+            self.shape_changed.emit()
 
     def set_unit(self, unit: str) -> None:
         if unit != self.unit:
@@ -442,6 +490,8 @@ class GpuCard(QtWidgets.QFrame):
         set_text(self.state_chip, text)
         set_tooltip(self.state_chip, detail)
         self.state_chip.setVisible(bool(text))
+        if self._fit_head():
+            self.shape_changed.emit()
         for widget in (*self.metrics, *self.temps.values()):
             widget.setEnabled(state != "gone")
 
@@ -457,6 +507,8 @@ class GpuCard(QtWidgets.QFrame):
         set_tooltip(self.event_chip, history)
         self.event_chip.setAccessibleName(f"GPU event: {event.detail}")
         self.event_chip.show()
+        if self._fit_head():
+            self.shape_changed.emit()
 
     # -- values ---------------------------------------------------------------------------------------
     def wants_trend(self) -> bool:
@@ -570,7 +622,8 @@ class GpuCard(QtWidgets.QFrame):
             line.addStretch(1)
             self.details_flow.addLayout(line)
 
-    def update_sample(self, s: GpuSample) -> None:
+    def update_sample(self, s: GpuSample, throttled_since: float | None = None) -> None:
+        """Show ``s``; ``throttled_since`` is when the running throttle span began (the feed's history)."""
         self.sample = s
         self._show_details(s)
         pal = theme.current()
@@ -645,8 +698,11 @@ class GpuCard(QtWidgets.QFrame):
             throttle = s.throttle or {}
             if throttle.get("active"):  # the driver's own reasons (gpu_metrics), not a guess from the clock
                 reasons = ", ".join(throttle.get("reasons") or []) or "no reason given"
-                detail = f"throttled: {reasons}"
-                tip = f"The driver reports throttling: {reasons}. {tip}".strip()
+                since = ""
+                if is_number(throttled_since):  # from the history's throttle log: right after a tab switch too
+                    since = f" since {time.strftime('%H:%M:%S', time.localtime(throttled_since))}"
+                detail = f"throttled{since}: {reasons}"
+                tip = f"The driver reports throttling{since}: {reasons}. {tip}".strip()
             self.clocks.show_value(fmt_mhz(sclk) + sclk_level.replace(" (DPM level)", " lvl"), detail, tip,
                                    pal.warm if throttle.get("active") else None)
         else:
@@ -827,10 +883,15 @@ class OverviewTab(QtWidgets.QWidget):
         for sample in snapshot.gpus:
             card = self.cards.get(sample.info.pci)
             if card is not None and card.isVisible():
-                card.update_sample(sample)
+                card.update_sample(sample, self._throttled_since(card.info.pci))
                 if card.wants_trend() and (force_trend or now - card.trend_at >= TREND_REFRESH_S):
                     card.trend_at = now
                     self._update_trend(card)
+
+    def _throttled_since(self, pci: str) -> float | None:
+        history = self.ctx.feed.history
+        span = history[pci].throttle.active if pci in history else None
+        return span.start if span is not None else None
 
     def _update_trend(self, card: GpuCard) -> None:
         history = self.ctx.feed.history

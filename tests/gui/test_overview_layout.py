@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -147,11 +148,13 @@ def test_eight_cards_fit_without_scrolling_and_nothing_is_cut(qtbot, open_window
     for card in overview.cards.values():
         assert card.geometry().bottom() < viewport
         assert not clipped(card), clipped(card)
-        assert card.clocks.detail_text().startswith("throttled: power limit (PPT0)")
+        assert card.clocks.detail_text().startswith("throttled since ")
+        assert ": power limit (PPT0)" in card.clocks.detail_text()
     densities = {c.density for c in overview.cards.values()}
     assert len(densities) == 1  # one row never mixes a roomy card with a dense one
     if size == (1920, 1080):
         assert densities == {0}  # the big screen keeps the table of details and the trend
+        assert not any(c.head_merged for c in overview.cards.values())  # and the address on its own line
     if sample_fn is _mi300x_like and size == (1280, 800):
         assert densities == {1}  # and the MI300X node keeps its trend even at 1280x800
         card = next(iter(overview.cards.values()))
@@ -178,7 +181,16 @@ def test_a_long_detail_gets_its_own_line_and_comes_back(qtbot, open_window, manu
     overview = _fake_overview(qtbot, open_window, manual_factory, _mi300x_like, (1280, 800))
     card = next(iter(overview.cards.values()))
     clocks = card.clocks
-    assert clocks.detail_below and clocks.detail_lines.text() == "throttled: power limit (PPT0)"
+
+    def since() -> str:  # when the running throttle span began, as the history's throttle log has it
+        start = overview._throttled_since(card.info.pci)
+        assert start is not None
+        return time.strftime("%H:%M:%S", time.localtime(start))
+
+    first = overview.ctx.feed.history[card.info.pci].throttle.spans[0].start
+    assert overview._throttled_since(card.info.pci) == first  # the first of the throttled samples
+    # too long beside the clock: under it, broken between words, never cut
+    assert clocks.detail_below and clocks.detail_lines.text() == f"throttled since {since()}:\npower limit (PPT0)"
     assert clocks.detail_lines.geometry().top() > clocks.value.geometry().bottom()
     sampler = manual_factory.made[0]
 
@@ -192,10 +204,30 @@ def test_a_long_detail_gets_its_own_line_and_comes_back(qtbot, open_window, manu
         settle(qtbot, overview)
 
     throttled("power limit (PPT0)", "thermal hotspot", "PROCHOT")  # wrapped between reasons, each whole
-    assert clocks.detail_lines.text().split("\n")[0] == "throttled: power limit (PPT0),"
-    assert clocks.detail_lines.text().replace("\n", " ") == "throttled: power limit (PPT0), thermal hotspot, PROCHOT"
+    assert overview._throttled_since(card.info.pci) > first  # other reasons: a new span
+    assert clocks.detail_lines.text().replace("\n", " ") == \
+        f"throttled since {since()}: power limit (PPT0), thermal hotspot, PROCHOT"
+    assert clocks.detail_lines.text().split("\n") == [f"throttled since {since()}:", "power limit (PPT0),",
+                                                      "thermal hotspot, PROCHOT"]  # broken between reasons
     assert not clipped(card), clipped(card)
     throttled()
+    assert overview._throttled_since(card.info.pci) is None
     assert not clocks.detail_below and clocks.detail_text() == "mem 1250 MHz" and not clocks.detail_lines.isVisible()
     assert clocks.detail.isVisible() and clocks.detail.geometry().top() == 0
     assert not clipped(card), clipped(card)
+
+
+def test_a_dense_card_puts_the_address_beside_the_name_only_while_both_fit(qtbot, open_window, manual_factory):
+    overview = _fake_overview(qtbot, open_window, manual_factory, _mi300x_like, (1280, 800))
+    card = next(iter(overview.cards.values()))
+    assert card.density >= 1 and card.head_merged
+    assert card.subtitle.y() < card.title.geometry().bottom() and card.subtitle.x() > card.title.geometry().right()
+    card.set_state("stale", "the backend did not answer")  # a chip joins the line: no room, two lines again
+    settle(qtbot, overview)
+    assert card.head_merged == card._head_fits_one_line(card.width())  # as the room says, chip included
+    if not card.head_merged:
+        assert card.subtitle.y() > card.title.geometry().bottom()
+    assert not clipped(card), clipped(card)
+    card.set_state("ok")
+    settle(qtbot, overview)
+    assert card.head_merged and not clipped(card)

@@ -111,7 +111,8 @@ def namespace_host(tmp_path: Path) -> Path:
         path.chmod(0o755)
     if os.path.exists("/etc/ld.so.cache"):  # the dynamic linker inside the namespace reads the bound /etc
         shutil.copy2("/etc/ld.so.cache", root / "etc/ld.so.cache")
-    # the DDX's own file (facts section 2): keeps an Xorg config in place so the check can pass, not skip
+    # the DDX's own file (xorg/driver/xf86-video-amdgpu conf/10-amdgpu.conf): keeps an Xorg config in place so the
+    # check can pass, not skip
     (root / "etc/X11/xorg.conf.d/10-amdgpu.conf").write_text(
         'Section "OutputClass"\n Identifier "AMDgpu"\n MatchDriver "amdgpu"\n Driver "amdgpu"\nEndSection\n')
     (root / "var/lib/rocmdesk").mkdir(parents=True)

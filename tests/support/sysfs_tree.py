@@ -13,6 +13,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.procs import fake_process
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 LACT = DATA / "lact-sysfs"
 LACT_DUMPS = sorted(p.name for p in LACT.iterdir() if p.is_dir())
@@ -51,7 +53,8 @@ def device_dir_of(dump: Path) -> Path:
     return cards[0]
 
 
-# gfx_target_version for the LACT dumps without a kfd folder (facts file, section 4b / KFD docs).
+# gfx_target_version for the LACT dumps without a kfd folder (Linux drivers/gpu/drm/amd/amdkfd/kfd_device.c
+# gfx_target_version values).
 # The GCN 1 cards (r9-280, r7-240: gfx6) have no KFD support, so they get no node.
 LACT_GFX_TARGET = {
     "rx7900xtx": 110000, "rx7800xt": 110001, "rx7700s": 110002, "rx7600s": 110002,
@@ -255,11 +258,7 @@ def add_kfd_process(root: Path, pid: int, uses: dict[int, KfdUse], *, pasid: int
             (queue / "size").write_text("1048576")
             queue_id += 1
     if comm is not None:
-        proc = root / "proc" / str(pid)
-        proc.mkdir(parents=True, exist_ok=True)
-        (proc / "comm").write_text(comm + "\n")
-        args = cmdline if cmdline is not None else [comm]
-        (proc / "cmdline").write_bytes(b"".join(a.encode() + b"\x00" for a in args))
+        fake_process(root, pid, comm=comm, argv=cmdline if cmdline is not None else [comm])
     return base
 
 

@@ -389,7 +389,7 @@ def visible_devices_hides_gpus(ctx):
         for s in group:
             if s.name == "ROCR_VISIBLE_DEVICES":
                 continue
-            # HIP_/CUDA_VISIBLE_DEVICES index the GPUs left after ROCR filtering (ROCm docs "GPU isolation techniques")
+            # HIP_/CUDA_VISIBLE_DEVICES index the GPUs left after ROCR filtering (ROCm docs conceptual/gpu-isolation)
             problem, _kept = judge_visible(s.value, after_rocr)
             if problem:
                 if rocr and after_rocr is not None and after_rocr != total:
