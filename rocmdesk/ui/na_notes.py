@@ -138,6 +138,8 @@ def _view_spots(view: QtWidgets.QAbstractItemView, grabbed: QtWidgets.QWidget) -
     role = QtCore.Qt.ItemDataRole
     viewport = view.viewport()
     visible = viewport.rect()
+    # the style's own text margin inside a cell comes on top of the sheet's padding
+    padding = CELL_PADDING + view.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
     spots: list[NaSpot] = []
 
     def walk(parent: QtCore.QModelIndex) -> None:
@@ -152,7 +154,7 @@ def _view_spots(view: QtWidgets.QAbstractItemView, grabbed: QtWidgets.QWidget) -
                     raw = model.data(index, role.TextAlignmentRole)
                     alignment = QtCore.Qt.AlignmentFlag(int(raw)) if raw is not None else \
                         QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter
-                    end = _text_end(rect, fm, text, len(text), alignment, CELL_PADDING)
+                    end = _text_end(rect, fm, text, len(text), alignment, padding)
                     header = model.headerData(col, QtCore.Qt.Orientation.Horizontal, role.DisplayRole)
                     tip = str(model.data(index, role.ToolTipRole) or "")
                     spots.append(NaSpot(viewport.mapTo(grabbed, end), clean_reason(tip), str(header or "")))
