@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -83,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if args.command is None:
+        from rocmdesk.ui.display_check import no_display_message
+
+        if (message := no_display_message(os.environ)) is not None:  # not Qt's xcb abort (issue 10, item 11)
+            print(message, file=sys.stderr)
+            return 2
         try:
             from rocmdesk.ui.app import run_gui
         except ImportError as exc:

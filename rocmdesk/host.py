@@ -38,6 +38,7 @@ class ReadFailure(enum.Enum):
     PERMISSION = "unreadable (permission denied)"
     GONE = "device gone (ENODEV)"
     IS_DIRECTORY = "a directory where a file was expected"
+    NOT_REGULAR = "not a regular file (a FIFO, socket or device)"
     LOOP = "symlink loop"
     TOO_LARGE = "file too large"
     IO = "I/O error"
@@ -81,9 +82,14 @@ def read_fd_text(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
 
 
 def read_fd_bytes(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The bytes of a file at an already-resolved real path; raises OSError (HostReadError TOO_LARGE)."""
-    # O_NONBLOCK: a FIFO planted in a snapshot tree must not block the sampler (regular and
-    # sysfs files ignore the flag; a FIFO without a writer then reads as empty).
+    """The bytes of a file at an already-resolved real path; raises OSError (HostReadError TOO_LARGE,
+    NOT_REGULAR)."""
+    # O_NONBLOCK: a FIFO planted in a snapshot tree must not block the sampler (regular and sysfs files
+    # ignore the flag). Only regular files are read: sysfs attributes and procfs files are S_IFREG, so a
+    # FIFO, socket or device in their place is refused with that reason instead of reading as an empty
+    # file or as whatever the device streams. The check costs an fstat, so it is made only where such a
+    # file shows: an empty read (a FIFO without a writer) or one past 64 KiB (a device); a sample reads
+    # hundreds of small files and never pays it.
     fd = os.open(real_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
         chunks = []
@@ -91,7 +97,11 @@ def read_fd_bytes(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         while True:
             chunk = os.read(fd, 65536)
             if not chunk:
+                if not size:
+                    _refuse_irregular(fd, real_path)
                 break
+            if not size and len(chunk) == 65536:
+                _refuse_irregular(fd, real_path)
             size += len(chunk)
             if size > max_bytes:
                 raise HostReadError(ReadFailure.TOO_LARGE, real_path, f"over {max_bytes} bytes")
@@ -99,6 +109,12 @@ def read_fd_bytes(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def _refuse_irregular(fd: int, real_path: str) -> None:
+    mode = os.fstat(fd).st_mode
+    if not _stat.S_ISREG(mode):
+        raise HostReadError(ReadFailure.IS_DIRECTORY if _stat.S_ISDIR(mode) else ReadFailure.NOT_REGULAR, real_path)
 
 
 # Nothing rocmdesk writes nests deeper than ~8; a snapshot or bundle nesting past this is hostile.

@@ -33,6 +33,14 @@ def recorded_text(start: float | None, count: int, span_s: float) -> str:
     return f"recorded {when} · {count} samples over {over}"
 
 
+def demo_replay_text(machine: str, recorded: float | None) -> str:
+    """What the demo's status bar says instead of "Sampling at 1 Hz · just now": the readings are a
+    replay of a recording, not a live machine: "demo replay of rx7900xtx-comfyui · recorded 2025-12-01 21:42"."""
+    what = f"demo replay of {machine}" if machine else "demo replay of a recording"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(recorded)) if recorded else ""
+    return f"{what} · recorded {when}" if when else what
+
+
 _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 

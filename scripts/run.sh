@@ -32,9 +32,11 @@ wants_window=1
 case "${1:-}" in ""|-*) ;; *) wants_window=0 ;; esac
 if [ "$wants_window" = 1 ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ] \
    && [ -z "${QT_QPA_PLATFORM:-}" ]; then
+  # one line and exit 2 ("could not run"), before anything is installed; rocmdesk itself says the same
+  # (rocmdesk/ui/display_check.py) instead of Qt's xcb abort
   say "no display (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open here;" \
       "use 'rocmdesk diagnose' or 'rocmdesk sample' (bash scripts/run.sh diagnose)"
-  exit 1
+  exit 2
 fi
 
 if [ "${ROCMDESK_FROM_SOURCE:-0}" != 1 ] && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then

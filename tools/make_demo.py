@@ -5,12 +5,12 @@ The recordings are *synthetic*: a small physical model driven by a job timeline,
 a real machine. They are labelled as demo data everywhere they show (Snapshot.demo, backend
 "demo"). What the model gets right, and where the numbers come from:
 
-* MI300X (gfx942, 192 GiB HBM3): no edge sensor, only junction and mem (facts file 5b, [S46]);
-  socket power from ``power1_input`` only ([S48]); cap 750 W and ~2100 MHz sclk / 900 MHz idle
+* MI300X (gfx942, 192 GiB HBM3): no edge sensor, only junction and mem (Syllo/nvtop#514);
+  socket power from ``power1_input`` only (ROCm/pytorch PR #1457); cap 750 W and ~2100 MHz sclk / 900 MHz idle
   mclk as printed by rocm-smi on an MI300X (ROCm/legacy-rocm-build#5231); the eight PCI addresses
   are the ones of an 8-GPU MI300X platform in the amd-smi CHANGELOG (``amd-smi xgmi`` example);
   device id 0x74a1. Temperature limits: see MI300X_CRIT_C below (sources cited there).
-* RX 7900 XTX (gfx1100, 24 GiB = 25753026560 bytes as rocm-smi reports it, facts file F1);
+* RX 7900 XTX (gfx1100, 24 GiB = 25753026560 bytes as rocm-smi reports it, henrygd/beszel#414);
   crit/emergency limits and fan maximum as in the LACT rx7900xtx dump; mclk levels
   96/456/772/1249 MHz from its pp_dpm_mclk; amdgpu selects the COMPUTE power profile while KFD
   queues are busy.

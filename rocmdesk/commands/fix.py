@@ -263,7 +263,11 @@ def _apply_pip(plan: Any, stream: TextIO) -> tuple[int, dict]:
     try:
         pip_plan = (plan_pip_uninstall_pynvml(action[1]) if action[0] == "pip-uninstall-pynvml"
                     else plan_pip_reinstall(action[1], action[2]))
-        run = PipRun(pip_plan, lambda line: (stream.write(line + "\n"), stream.flush()), target=plan.target)
+        def echo(line: str) -> None:
+            stream.write(line + "\n")
+            stream.flush()
+
+        run = PipRun(pip_plan, echo, target=plan.target)
         code = run.run()
     except (PipFixError, OSError) as exc:
         return EXIT_REFUSED, {"kind": "refused", "message": str(exc)}

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry.parsers import bounded_int
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class Mount:
     @property
     def size_bytes(self) -> int | None:
         """A tmpfs ``size=`` option in bytes (k/m/g suffixes as mount(8) writes them)."""
-        match = re.search(r"(?:^|,)size=(\d+)([kmgKMG]?)(?:,|$)", self.super_options)
+        match = re.search(r"(?:^|,)size=(\d{1,20})([kmgKMG]?)(?:,|$)", self.super_options)
         if not match:
             return None
         scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
@@ -171,11 +172,13 @@ def _unescape(path: str) -> str:
 
 def parse_id_map(text: str) -> tuple[tuple[int, int, int], ...]:
     """/proc/<pid>/uid_map or gid_map rows: (inside, outside, count)."""
-    rows = []
+    rows: list[tuple[int, int, int]] = []
     for line in text.splitlines()[:340]:
         parts = line.split()
-        if len(parts) == 3 and all(p.isdigit() for p in parts):
-            rows.append((int(parts[0]), int(parts[1]), int(parts[2])))
+        if len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts):
+            inside, outside, count = (bounded_int(p) for p in parts)  # past 64 bits: garbage, not a ValueError
+            if inside is not None and outside is not None and count is not None:
+                rows.append((inside, outside, count))
     return tuple(rows)
 
 
@@ -281,4 +284,5 @@ def detect(root: HostRoot) -> ContainerInfo | None:
 
 def overflow_gid(root: HostRoot) -> int:
     text = (_read(root, "/proc/sys/kernel/overflowgid") or "").strip()
-    return int(text) if text.isdigit() else OVERFLOW_ID
+    value = bounded_int(text) if text.isascii() and text.isdigit() else None
+    return OVERFLOW_ID if value is None else value

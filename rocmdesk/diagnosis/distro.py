@@ -197,12 +197,12 @@ def distro_family(os_release: dict[str, str]) -> str | None:
     return coarse(family_key(os_release))
 
 
-# -- fix wording that depends on the distribution (facts 1b, 1c) -------------------------------------
+# -- fix wording that depends on the distribution ----------------------------------------------------
 
 
 # The generators' own commands, for one kernel: update-initramfs -u alone rebuilds only the NEWEST installed
-# kernel's image, so -k names the one wanted (update-initramfs(8) [S10]); dracut --kver the same; mkinitcpio -P
-# runs every preset (facts 1b). The root helper runs the same commands (helper/rocmdesk-helper).
+# kernel's image, so -k names the one wanted (update-initramfs(8)); dracut --kver the same; mkinitcpio -P
+# runs every preset (mkinitcpio(8)). The root helper runs the same commands (helper/rocmdesk-helper).
 REGENERATE_COMMANDS = {
     "initramfs-tools": "update-initramfs -u -k {kver}",
     "dracut": "dracut -f --kver {kver}",

@@ -29,8 +29,10 @@ _ERROR_LINE_RE = re.compile(r"(?:\berror:|\*\*\*.*(?:Stop\.|exit)|\bError \d+\b|
 # new dkms: "amdgpu/6.8.5-2041575.24.04, 6.8.0-51-generic, x86_64: installed"; old: "amdgpu, 4.3-52.el7, 3.10.0, x86_64:
 # installed (original_module exists)"; "amdgpu/6.7.0-1787201.22.04: added" (no kernel: source added, nothing built)
 _STATUS_RE = re.compile(r"^amdgpu[/,]\s*([^,:\s]+)(?:,\s*([^,:\s]+))?(?:,\s*([^,:\s]+))?:\s*(\w+)")
-_VERSION_BASE_RE = re.compile(r"^(?:\d+:)?(\d+)\.(\d+)")
-_KERNEL_SERIES_RE = re.compile(r"^(\d+)\.(\d+)")
+# three numbers at least: 6.12.12(.60401)-..., 5.18.2.22.40-...; rock-dkms "4.3-59" (ROCm 4.3) and Radeon Software's
+# "18.30-641594" are release numbers, not a Linux version (ROCm/amdgpu#115)
+_VERSION_BASE_RE = re.compile(r"^(?:\d+:)?(\d{1,9})\.(\d{1,9})\.\d+")
+_KERNEL_SERIES_RE = re.compile(r"^(\d{1,9})\.(\d{1,9})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,9 @@ def driver_base(version: str) -> tuple[int, int] | None:
     """The Linux release an amdgpu-dkms version backports (``6.12.12-2164967.24.04`` -> (6, 12)).
 
     AMD numbers amdgpu-dkms after the upstream driver it carries (ROCm 6.4.1 ships 6.12.12, ROCm 7.2 ships 6.16.13):
-    kernels newer than that base are the ones its builds fail on in the reports (ROCm/amdgpu#192, #209)."""
+    kernels newer than that base are the ones its builds fail on in the reports (ROCm/amdgpu#192, #209). None for a
+    version that names no Linux release: rock-dkms (ROCm 1.x-4.x, "4.3-59") and pre-2021 Radeon Software packages
+    ("18.30-641594") number themselves after their own release."""
     m = _VERSION_BASE_RE.match(version)
     return (int(m.group(1)), int(m.group(2))) if m else None
 

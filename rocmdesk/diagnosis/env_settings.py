@@ -37,7 +37,8 @@ class EnvSetting:
 
 def collect(root: HostRoot, homes: Iterable[str], in_container: bool, gpu_processes: Iterable[tuple[int, str]]
             ) -> list[EnvSetting]:
-    """GPU-related environment variables from every place that sets them (facts 4b, 4g)."""
+    """GPU-related environment variables from every place that sets them (systemd.exec(5) Environment=, pam_env(8)
+    /etc/environment)."""
     out: list[EnvSetting] = []
     out.extend(_process_env(root, "/proc/self/environ", "this session"))
     if in_container:  # what `-e` / `environment:` gave the container's main process

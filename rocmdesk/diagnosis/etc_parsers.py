@@ -89,6 +89,16 @@ def parse_env_assignments(text: str, export_only: bool) -> list[tuple[int, str, 
     return out
 
 
+def systemd_environment_value(value: str) -> list[tuple[str, str]]:
+    """(name, value) pairs of one ``Environment=`` value: space-separated, shell-like quotes (systemd.exec(5));
+    an unbalanced quote falls back to plain words rather than losing the line."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        words = value.split()
+    return [(word.split("=", 1)[0], word.split("=", 1)[1]) for word in words if "=" in word]
+
+
 def parse_systemd_environment(text: str) -> tuple[list[tuple[int, str, str]], list[tuple[int, str]]]:
     """``Environment=`` assignments and ``EnvironmentFile=`` paths of a unit file or drop-in."""
     assignments: list[tuple[int, str, str]] = []
@@ -100,14 +110,7 @@ def parse_systemd_environment(text: str) -> tuple[list[tuple[int, str, str]], li
         key, value = stripped.split("=", 1)
         key = key.strip()
         if key == "Environment":
-            try:
-                words = shlex.split(value)
-            except ValueError:
-                words = value.split()
-            for word in words:
-                if "=" in word:
-                    name, val = word.split("=", 1)
-                    assignments.append((number, name, val))
+            assignments.extend((number, name, val) for name, val in systemd_environment_value(value))
         elif key == "EnvironmentFile" and value.strip():
             files.append((number, value.strip()))
     return assignments, files

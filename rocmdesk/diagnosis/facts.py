@@ -134,7 +134,8 @@ class HostFacts:
     # -- WSL ----------------------------------------------------------------------------------------
     @functools.cached_property
     def wsl_evidence(self) -> list[SourcedLine]:
-        """Why this looks like WSL (facts 4c [S40]); empty when it does not."""
+        """Why this looks like WSL (ROCm/amdsmi docs/how-to/amdsmi-wsl-mode.md: no /dev/kfd, the GPU is reached
+        through /dev/dxg); empty when it does not."""
         out = []
         for path in ("/proc/version", "/proc/sys/kernel/osrelease"):
             text = self.read(path)
@@ -193,7 +194,8 @@ class HostFacts:
 
     @functools.cached_property
     def amdgpu_loaded(self) -> bool | None:
-        """True when loaded or built in (facts 1a [S14]); None when nothing says either way."""
+        """True when loaded or built in (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py checks
+        /sys/module/amdgpu/initstate); None when nothing says either way."""
         if self.proc_modules is not None and "amdgpu" in self.proc_modules:
             return True
         if self.amdgpu_initstate == "live":
@@ -331,7 +333,8 @@ class HostFacts:
         return secure_boot.run_mokutil(self.root, self.runner, *args)
 
     def dkms_amdgpu_modules(self) -> list[str]:
-        """Host paths of DKMS amdgpu modules for the running kernel (facts 1d [S16])."""
+        """Host paths of DKMS amdgpu modules for the running kernel (modinfo -F filename:
+        /lib/modules/<kver>/updates/dkms; amd/MxGPU-Virtualization#18)."""
         kver = self.kernel_release
         if not kver:
             return []
@@ -465,7 +468,8 @@ class HostFacts:
     # -- environment -----------------------------------------------------------------------------------
     @functools.cached_property
     def env_settings(self) -> list[EnvSetting]:
-        """GPU-related environment variables from every place that sets them (facts 4b, 4g)."""
+        """GPU-related environment variables from every place that sets them (systemd.exec(5) Environment=, pam_env(8)
+        /etc/environment)."""
         return env_settings.collect(self.root, self._homes(), self.in_container, self.gpu_processes)
 
     def _homes(self) -> list[str]:

@@ -1,8 +1,11 @@
 """gfx targets, KFD ``gfx_target_version`` decoding and HSA_OVERRIDE_GFX_VERSION rules.
 
-Everything here is pure. Sources (rocm-facts.md): 1a/[S22] for the packed KFD version, 4b/[S1][S2]
-for the GPU table, [S23] (ROCT/libhsakmt topology.c) for how the override is parsed and which
-node it applies to, [S38][S39] for the same-family overrides people use on unsupported cards.
+Everything here is pure. Sources: Linux drivers/gpu/drm/amd/amdkfd/kfd_device.c (gfx_target_version,
+e.g. 90010 for gfx90a) for the packed KFD version; ROCm/rocm-install-on-linux
+docs/reference/system-requirements.rst and the ROCm GPU specs page (rocm.docs.amd.com reference/gpu-arch-specs)
+for the GPU table; ROCm/ROCT-Thunk-Interface src/topology.c (HSA_OVERRIDE_GFX_VERSION_%d per node, then the
+global one; per-node added by PR #104) for how the override is parsed and which node it applies to; ollama/ollama
+docs/gpu.md (gfx1034 -> 10.3.0) for the same-family overrides people use on unsupported cards.
 """
 
 from __future__ import annotations
@@ -67,8 +70,9 @@ class GfxVersion:
 
 
 def family_of(v: GfxVersion) -> str:
-    """The architecture family an override must stay inside (facts 4b: crossing families, or
-    10.3.0 on RDNA1, gives memory access faults or "invalid device function" [S39])."""
+    """The architecture family an override must stay inside (crossing families, or 10.3.0 on RDNA1,
+    gives memory access faults or "invalid device function": ROCm/legacy-rocm-build#5238, an MI210 with a
+    leftover gfx1030 override; ollama/ollama#8851, 11.0.0 where 10.3.0 was meant)."""
     if v.major == 9 and v.minor == 0:
         return {8: "CDNA", 10: "CDNA2"}.get(v.step, "GCN5 (Vega)")
     named = {(9, 4): "CDNA3", (9, 5): "CDNA4", (10, 1): "RDNA1", (10, 3): "RDNA2", (11, 0): "RDNA3",
@@ -81,12 +85,13 @@ def target_of_packed(value: int) -> str | None:
     return version.target if version else None
 
 
-_OVERRIDE_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_OVERRIDE_RE = re.compile(r"(\d{1,9})\.(\d{1,9})\.(\d{1,9})")
 
 
 def parse_override(value: str) -> tuple[GfxVersion | None, str | None]:
     """Parse an HSA_OVERRIDE_GFX_VERSION value the way libhsakmt does: ``%u.%u.%u`` and nothing
-    after it, major <= 63, minor and stepping <= 255 [S23]. Returns (version, problem)."""
+    after it, major <= 63, minor and stepping <= 255 (ROCm/ROCT-Thunk-Interface src/topology.c, sscanf "%u.%u.%u%c").
+    Returns (version, problem)."""
     text = value
     m = _OVERRIDE_RE.fullmatch(text)
     if not m:

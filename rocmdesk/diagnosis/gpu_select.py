@@ -3,7 +3,8 @@
 ROCr names a GPU agent "GPU-" + the KFD node's ``unique_id`` as 16 lower-case hex digits (ROCR-Runtime
 src/core/runtime/amd_gpu_agent.cpp, HSA_AMD_AGENT_INFO_UUID: ``"GPU-%016" PRIx64``); a node whose unique_id is 0 has
 no UUID (older GPUs and many iGPUs), and then only the index works: the GPU agents in KFD node order, from 0
-(rocm-facts 4g: ROCR_VISIBLE_DEVICES takes indices or UUIDs and applies to every ROCm program).
+(ROCm docs conceptual/gpu-isolation: ROCR_VISIBLE_DEVICES takes indices or UUIDs and applies to every ROCm
+program).
 """
 
 from __future__ import annotations

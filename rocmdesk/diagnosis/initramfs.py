@@ -125,8 +125,9 @@ def detect_generators(root: HostRoot) -> list[tuple[str, list[str]]]:
 
 
 def generator_images(root: HostRoot, generator: str, kver: str) -> list[str]:
-    """The image ``generator`` itself names for kernel ``kver`` (facts 1b "Detect"), used to choose
-    between several installed generators: initrd.img-<kver>, initramfs-<kver>.img, a preset's image."""
+    """The image ``generator`` itself names for kernel ``kver`` (update-initramfs(8), dracut(8), mkinitcpio(8)
+    presets), used to choose between several installed generators: initrd.img-<kver>, initramfs-<kver>.img, a preset's
+    image."""
     if generator == "initramfs-tools":
         return [f"/boot/initrd.img-{kver}"]
     if generator == "dracut":
@@ -151,7 +152,7 @@ def choose_generator(root: HostRoot, generators: list[tuple[str, list[str]]], kv
                      ) -> tuple[str, list[str]] | None:
     """The generator that builds this machine's image, or None when that cannot be told.
 
-    The same rule as the root helper's detect_generator (helper/rocmdesk-helper; facts 1b), so the one-click
+    The same rule as the root helper's detect_generator (helper/rocmdesk-helper), so the one-click
     fix is offered exactly when the helper will run it: one generator installed -> that one. Several (Ubuntu
     with initramfs-tools plus dracut-core) -> keep those whose configuration exists AND whose image for
     the running kernel exists in /boot (initramfs-tools: initrd.img-<kver>; dracut: initramfs-<kver>.img;

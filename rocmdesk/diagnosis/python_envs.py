@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from packaging.utils import canonicalize_name
+
 from rocmdesk.diagnosis.etc_parsers import parse_environ
 from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.host import HostReadError, HostRoot
@@ -47,11 +49,6 @@ _HIP_RE = re.compile(r"""^hip(?::\s*Optional\[str\])?\s*=\s*(None|'[^']*'|"[^"]*
 _CUDA_RE = re.compile(r"""^cuda(?::\s*Optional\[str\])?\s*=\s*(None|'[^']*'|"[^"]*")""", re.M)
 _VERSION_RE = re.compile(r"""^__version__(?::\s*str)?\s*=\s*('[^']*'|"[^"]*")""", re.M)
 _DIST_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist-info|egg-info)$")
-
-
-def normalize(name: str) -> str:
-    """PEP 503 normalized project name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +96,7 @@ class TorchInfo:
         if match:
             return match.group(1)
         if self.hip:
-            match = re.match(r"(\d+)\.(\d+)", self.hip)
+            match = re.match(r"(\d{1,9})\.(\d{1,9})", self.hip)
             if match:
                 return f"{match.group(1)}.{match.group(2)}"
         return None
@@ -121,7 +118,7 @@ class PythonEnv:
     is_environment: bool = False  # has pyvenv.cfg or conda-meta/: the user-level pip fix accepts it
 
     def version_of(self, name: str) -> str | None:
-        entry = self.packages.get(normalize(name))
+        entry = self.packages.get(canonicalize_name(name))
         return entry[0] if entry else None
 
     @property
@@ -277,7 +274,7 @@ def list_packages(root: HostRoot, site: str) -> dict[str, tuple[str, str]]:
     for name in root.listdir(site):
         match = _DIST_RE.match(name)
         if match:
-            key = normalize(match.group("name"))
+            key = canonicalize_name(match.group("name"))
             out.setdefault(key, (match.group("version"), f"{site}/{name}"))
     return out
 

@@ -14,7 +14,7 @@ SECURE_BOOT_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-
 # (default: /var/lib/dkms) ... If any of the files specified by mok_signing_key and mok_certificate are
 # non-existent, dkms will re-create both files"; /etc/dkms/framework.conf and framework.conf.d/*.conf
 # (dell/dkms dkms_framework.conf.in). Ubuntu's DKMS signs with update-secureboot-policy's MOK,
-# /var/lib/shim-signed/mok/MOK.der (e.g. JacKeTUs/universal-pidff docs/SIGNING.md; rocm-facts 1e [S19]).
+# /var/lib/shim-signed/mok/MOK.der (e.g. JacKeTUs/universal-pidff docs/SIGNING.md; dkms-project/dkms#347).
 DKMS_FRAMEWORK_CONF = "/etc/dkms/framework.conf"
 UBUNTU_MOK_CERT = "/var/lib/shim-signed/mok/MOK.der"
 DKMS_MOK_CERT = "/var/lib/dkms/mok.pub"

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import logging
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from rocmdesk.diagnosis.env_settings import ENV_VAR_NAMES_RE, EnvSetting
-from rocmdesk.diagnosis.etc_parsers import parse_env_assignments, parse_environ
+from rocmdesk.diagnosis.etc_parsers import parse_env_assignments, parse_environ, systemd_environment_value
 from rocmdesk.diagnosis.facts import HostFacts
 from rocmdesk.diagnosis.model import SourcedLine
 from rocmdesk.host import HostReadError
@@ -80,14 +79,8 @@ def parse_unit(text: str, path: str, unit: ServiceUnit, read=None) -> None:
             if not value:
                 unit.env.clear()
                 continue
-            try:
-                words = shlex.split(value)
-            except ValueError:
-                words = value.split()
-            for word in words:
-                if "=" in word:
-                    name, val = word.split("=", 1)
-                    unit.env[name] = EnvSetting(name, val, path, number, unit.name)
+            for name, val in systemd_environment_value(value):
+                unit.env[name] = EnvSetting(name, val, path, number, unit.name)
         elif key == "EnvironmentFile" and value:
             unit.env.update(_environment_file(unit, value, read))
         elif key == "User":

@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.utils import canonicalize_name
+
 from rocmdesk.diagnosis import rocm_support
 
 BASE_URL = "https://download.pytorch.org/whl/"
@@ -86,7 +88,7 @@ PYTHON_FOR_INDEX: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
 
 def parse_python_version(text: str | None) -> tuple[int, int] | None:
     """(3, 11) for "3.11", "3.11.9" or "python3.11"; None otherwise."""
-    match = re.search(r"(\d+)\.(\d+)", text or "")
+    match = re.search(r"(\d{1,9})\.(\d{1,9})", text or "")
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
@@ -152,7 +154,7 @@ def _previous_index(previous_rocm: str | None) -> tuple[str | None, str | None]:
     """(ROCm release as written, the known index it maps to or None)."""
     if not previous_rocm:
         return None, None
-    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", previous_rocm)
+    match = re.match(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", previous_rocm)
     if not match:
         return previous_rocm, None
     for candidate in (f"rocm{match.group(0)}", f"rocm{match.group(1)}.{match.group(2)}"):
@@ -223,7 +225,7 @@ def reinstall_packages(installed, index: str) -> tuple[tuple[str, ...], str | No
     environment already has them (``installed``: its distribution names). torchaudio stopped at 2.11: on rocm7.2
     pip settles on torch 2.11 for it, and newer indexes have no torchaudio at all, so there it is left out
     (pip would fail) and the note says what that means."""
-    have = {str(name).lower().replace("_", "-") for name in installed}
+    have = {canonicalize_name(str(name)) for name in installed}
     out = ["torch"]
     note = None
     key = _index_key(index)

@@ -276,8 +276,9 @@ def _health_families(labelled: list[tuple[list[str], GpuSample]], names: list[st
                 reason.add_metric([*labels, _label(text)], 1)
         ras = sample.ras
         if ras is not None:
-            uncorrect.add_metric(labels, ras.get("uncorrectable", 0))
-            correct.add_metric(labels, ras.get("correctable", 0))
+            for family, key in ((uncorrect, "uncorrectable"), (correct, "correctable")):
+                if isinstance(ras.get(key), int):  # absent when a counter could not be read: never a fake 0
+                    family.add_metric(labels, ras[key])
             for block, counts in sorted(ras.get("blocks", {}).items()):
                 for kind in ("ue", "ce"):
                     if kind in counts:
@@ -285,10 +286,10 @@ def _health_families(labelled: list[tuple[list[str], GpuSample]], names: list[st
             for state, count in sorted((ras.get("pages") or {}).items()):
                 pages.add_metric([*labels, _label(state)], count)
         link = sample.pcie or {}
-        for family, key in ((speed, "speed_gts"), (width, "width"), (max_width, "max_width")):
+        for gauge, key in ((speed, "speed_gts"), (width, "width"), (max_width, "max_width")):
             value = _finite(link.get(key))
             if value is not None:
-                family.add_metric(labels, value)
+                gauge.add_metric(labels, value)
         joules = _finite(sample.energy_j)
         if joules is not None:
             energy.add_metric(labels, joules)

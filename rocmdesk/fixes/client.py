@@ -3,7 +3,7 @@
 Apply always runs ``pkexec /usr/libexec/rocmdesk/rocmdesk-helper ACTION ARG...`` as a plain argv
 (never a shell). The UI starts that argv in a QProcess; :func:`outcome_from_exit` turns the exit code
 and output into a plain message. pkexec's own codes: 126 = the user dismissed the password dialog,
-127 = not authorized (or authentication failed); the helper never uses either (facts section 7).
+127 = not authorized (or authentication failed); the helper never uses either (pkexec(1), EXIT STATUS).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ whole process group on cancel. The two freezes give the rollback: exactly the pa
 or changed go back, each from the index its version came from (the local tag ``+rocm6.2`` / ``+cu121`` /
 ``+cpu`` names the PyTorch index; untagged versions come from PyPI), with ``--index-url`` only. pip runs
 with no PIP_* variables and no configuration file, so a user's ``extra-index-url`` cannot add PyPI's
-higher-versioned CUDA torch behind our back (facts 3c).
+higher-versioned CUDA torch behind our back (Comfy-Org/comfy-cli PR #379).
 """
 
 from __future__ import annotations
@@ -27,13 +27,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
 from rocmdesk.diagnosis.python_envs import interpreter_order, list_packages, site_packages_of
 from rocmdesk.diagnosis.target import DiagnosisTarget
 from rocmdesk.diagnosis.torch_index import index_for_rocm_tag, reinstall_packages
 from rocmdesk.fixes.guard import require_live
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.xdg_paths import state_dir
 
 log = logging.getLogger(__name__)
 
@@ -302,7 +301,7 @@ def plan_rollback(python: Path, before: str, after: str | None, touched: tuple[s
 
 
 def rollback_dir() -> Path:
-    return Path(platformdirs.user_state_dir("rocmdesk")) / "pip-rollback"
+    return state_dir() / "pip-rollback"
 
 
 class _Streamer:

@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
 import yaml
 
 from rocmdesk.atomic_file import atomic_write_text
 from rocmdesk.fixes.actions import PERFORMANCE_LEVELS
+from rocmdesk.xdg_paths import config_dir
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def _gpu_tuning(pci: str, settings: dict) -> GpuTuning:
 
 
 def profiles_dir() -> Path:
-    return Path(platformdirs.user_config_dir("rocmdesk")) / "tuning"
+    return config_dir() / "tuning"
 
 
 def _file_for(name: str, folder: Path) -> Path:

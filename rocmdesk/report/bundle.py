@@ -357,7 +357,7 @@ def recording_from_snapshots(snapshots: Sequence[Any], interval_s: float = 1.0, 
             continue
         last_t = t
         by_pci = snap.by_pci()
-        gpus = []
+        gpus: list[dict[str, Any] | None] = []
         for pci in pcis:
             sample = by_pci.get(pci)
             if sample is None:
@@ -429,7 +429,7 @@ class _BoundedTarInfo(tarfile.TarInfo):
                          tarfile.GNUTYPE_LONGLINK) and self.size > OPEN_MAX_HEADER_BYTES:
             raise BundleError(f"a member has an extended header of {self.size} bytes (more than "
                               f"{OPEN_MAX_HEADER_BYTES >> 20} MiB): refused")
-        return super()._proc_member(tarfile_)
+        return super()._proc_member(tarfile_)  # type: ignore[misc]  # CPython's private hook, not in typeshed
 
 
 class _CountingReader(io.RawIOBase):

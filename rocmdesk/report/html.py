@@ -90,7 +90,7 @@ def render_html(report: ReportData, chart_width: int = 960) -> str:
         parts += [f"<details><summary>All {len(report.checks)} checks</summary>",
                   _table(["Check", "Area", "Status", "Reason"],
                          [[c.get("id"), c.get("area"), c.get("status"), c.get("reason")] for c in report.checks],
-                         [status_class.get(c.get("status"), "") for c in report.checks]), "</details>"]
+                         [status_class.get(str(c.get("status")), "") for c in report.checks]), "</details>"]
     parts += ["<h2>Telemetry</h2>", f"<p>{_e(window_text(report.history))}.</p>"]
     if report.telemetry_note():
         parts.append(f'<p class="note"><b>{_e(report.telemetry_note())}</b></p>')

@@ -39,7 +39,8 @@ from rocmdesk.telemetry.accounts import parse_group, parse_passwd, parse_proc_st
 
 log = logging.getLogger(__name__)
 
-# Environment variables worth sharing: they steer the GPU stack (facts file 4b, 4g).
+# Environment variables worth sharing: they steer the GPU stack (ROCm/ROCT-Thunk-Interface src/topology.c reads
+# HSA_OVERRIDE_GFX_VERSION; ROCm docs conceptual/gpu-isolation for the *_VISIBLE_DEVICES).
 KEEP_ENV_PREFIXES: tuple[str, ...] = (
     "HSA_", "HIP_", "ROCR_", "ROCM_", "HCC_", "CUDA_", "PYTORCH_", "TORCH_", "AMD_", "MIOPEN_",
     "ROCBLAS_", "HIPBLASLT_", "AMDGPU_", "RCCL_", "NCCL_",

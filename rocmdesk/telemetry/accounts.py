@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rocmdesk.telemetry.parsers import bounded_int
+
 
 @dataclass(frozen=True, slots=True)
 class GroupEntry:
@@ -32,10 +34,17 @@ class ProcStatus:
     name: str | None
 
 
+ID_MAX = (1 << 32) - 1  # uid_t/gid_t are 32-bit
+
+
 def parse_id(text: str) -> int | None:
-    """A uid or gid field: ASCII digits only (``int()`` would also take " 12", "+12", "-1" or "١٢")."""
+    """A uid or gid field: ASCII digits only (``int()`` would also take " 12", "+12", "-1" or "١٢"), at most
+    32 bits; a longer run is no id (and never reaches int(): past 4300 digits it raises, issue 11 item 3)."""
     text = text.strip()
-    return int(text) if text.isascii() and text.isdigit() else None
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = bounded_int(text)
+    return value if value is not None and value <= ID_MAX else None
 
 
 def parse_group(text: str) -> list[GroupEntry]:

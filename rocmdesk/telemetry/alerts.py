@@ -20,6 +20,11 @@ from rocmdesk.telemetry.model import GpuSample, Snapshot
 log = logging.getLogger(__name__)
 
 KINDS = ("over-crit", "throttling", "gpu-gone", "ecc-uncorrectable")
+# one notification for several GPUs with the same event in one sample: "8 × MI300X are throttling"
+GROUP_VERB = {"over-crit": "are at or over a critical temperature", "throttling": "are throttling",
+              "gpu-gone": "disappeared", "ecc-uncorrectable": "have new uncorrectable ECC errors"}
+MAX_GROUP_LINES = 8
+_URGENCY_ORDER = ("low", "normal", "critical")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +41,52 @@ class Alert:
     summary: str
     body: str
     urgency: str = "normal"  # "critical" for over-crit, gone and ECC (freedesktop Notifications urgency)
+    gpu: str = ""  # which GPU, short ("card3, 0000:46:00.0"): the line naming it when alerts are grouped
+    detail: str = ""  # what happened to it, without its name: the rest of that line
+
+
+def gpu_words(info) -> str:
+    """"card3, 0000:46:00.0": eight MI300X share one name, so a notification names the card and address."""
+    return ", ".join(p for p in (info.card, info.pci) if p) or info.name
+
+
+def group_alerts(found: list[Alert]) -> list[Alert]:
+    """One alert per kind: several GPUs with the same event in one sample are one notification.
+
+    A node whose eight GPUs reach their power cap together showed eight identical pop-ups
+    "AMD Instinct MI300X is throttling" that did not say which GPU was which.
+    """
+    by_kind: dict[str, list[Alert]] = {}
+    for alert in found:
+        by_kind.setdefault(alert.kind, []).append(alert)
+    out = []
+    for kind, group in by_kind.items():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        names = {a.summary.split(" (", 1)[0] for a in group if " (" in a.summary}
+        who = f"{len(group)} × {names.pop()}" if len(names) == 1 else f"{len(group)} GPUs"
+        details = {a.detail for a in group}
+        shown = group[:MAX_GROUP_LINES]
+        if len(details) == 1:  # the same on all: name them, then say it once
+            said = group[0].detail
+            more = f"; … and {len(group) - len(shown)} more" if len(group) > len(shown) else ""
+            lines = ["; ".join(a.gpu for a in shown) + more,
+                     said[:1].upper() + said[1:]]
+        else:
+            lines = [f"{a.gpu}: {a.detail}" for a in shown]
+            if len(group) > len(shown):
+                lines.append(f"… and {len(group) - len(shown)} more")
+        urgency = max((a.urgency for a in group), key=lambda u: _URGENCY_ORDER.index(u) if u in _URGENCY_ORDER else 1)
+        out.append(Alert(kind, ",".join(a.pci for a in group), f"{who} {GROUP_VERB.get(kind, kind)}",
+                         "\n".join(line for line in lines if line), urgency, who, group[0].detail))
+    return out
 
 
 @dataclass(slots=True)
 class _GpuState:
     name: str
+    card: str = ""
     throttled_since: float | None = None
     uncorrectable: int | None = None
 
@@ -62,25 +108,30 @@ class AlertEngine:
             if gpu.unavailable.get("power_w", "").startswith("device gone"):
                 continue  # the backend's stand-in for a GPU that just vanished: handled below
             present.add(gpu.info.pci)
-            state = self._gpus.setdefault(gpu.info.pci, _GpuState(gpu.info.name))
+            state = self._gpus.setdefault(gpu.info.pci, _GpuState(gpu.info.name, gpu.info.card))
             out.extend(self._check_gpu(gpu, state, now))
         for pci in sorted(set(self._gpus) - present):
             state = self._gpus.pop(pci)
-            out.extend(self._maybe(now, Alert("gpu-gone", pci, f"GPU {pci} disappeared",
-                                              f"{state.name} is no longer found. Check the kernel log (dmesg) "
-                                              "for a GPU reset or a PCIe error.", "critical")))
-        return out
+            who = ", ".join(p for p in (state.card, pci) if p)
+            detail = "no longer found. Check the kernel log (dmesg) for a GPU reset or a PCIe error."
+            out.extend(self._maybe(now, Alert("gpu-gone", pci, f"{state.name} ({who}) disappeared",
+                                              f"{state.name} is {detail}", "critical", who, detail)))
+        return group_alerts(out)
 
     def _check_gpu(self, gpu: GpuSample, state: _GpuState, now: float) -> list[Alert]:
         out: list[Alert] = []
-        pci, name = gpu.info.pci, gpu.info.name
+        pci, who = gpu.info.pci, gpu_words(gpu.info)
+        name = f"{gpu.info.name} ({who})"
         hot = [(sensor, value, gpu.temperature_crit_c[sensor]) for sensor, value in sorted(gpu.temperature_c.items())
                if sensor in gpu.temperature_crit_c and value >= gpu.temperature_crit_c[sensor]]
         if hot:
             sensor, value, crit = hot[0]
+            detail = (f"{sensor} at {value:.0f} °C, at or over its critical limit of {crit:.0f} °C. The driver "
+                      "slows the GPU down and may shut it off; check its cooling.")
             out.extend(self._maybe(now, Alert("over-crit", pci, f"{name}: {sensor} at {value:.0f} °C",
                                               f"At or over its critical limit of {crit:.0f} °C. The driver slows "
-                                              "the GPU down and may shut it off; check its cooling.", "critical")))
+                                              "the GPU down and may shut it off; check its cooling.", "critical",
+                                              who, detail)))
         throttle = gpu.throttle or {}
         throttling = bool(throttle.get("active"))
         if not throttling:
@@ -91,15 +142,18 @@ class AlertEngine:
             lasted = now - state.throttled_since
             if lasted >= self.rules.throttle_after_s:
                 reasons = ", ".join(throttle.get("reasons") or []) or "no reason given"
+                detail = f"for {lasted:.0f} s: {reasons}."
                 out.extend(self._maybe(now, Alert("throttling", pci, f"{name} is throttling",
-                                                  f"For {lasted:.0f} s: {reasons}.")))
+                                                  f"For {lasted:.0f} s: {reasons}.", "normal", who, detail)))
         count = (gpu.ras or {}).get("uncorrectable")
         if isinstance(count, int):
             if state.uncorrectable is not None and count > state.uncorrectable:
+                new = count - state.uncorrectable
                 out.extend(self._maybe(now, Alert(
-                    "ecc-uncorrectable", pci, f"{name}: {count - state.uncorrectable} new uncorrectable ECC error(s)",
+                    "ecc-uncorrectable", pci, f"{name}: {new} new uncorrectable ECC error(s)",
                     f"{count} since the driver loaded. Work on this GPU may have failed; see the Diagnosis tab.",
-                    "critical")))
+                    "critical", who, f"{new} new, {count} since the driver loaded. Work on it may have failed; "
+                                     "see the Diagnosis tab.")))
             state.uncorrectable = count
         return out
 

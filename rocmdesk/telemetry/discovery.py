@@ -25,7 +25,7 @@ KFD_NODES = "sys/class/kfd/kfd/topology/nodes"
 _CARD_RE = re.compile(r"card[0-9]+")
 
 # LLVM targets that only exist as Instinct (CDNA) parts, and those that only exist as APUs
-# (facts file 4b; LLVM AMDGPU processor table).
+# (LLVM llvm/docs/AMDGPUUsage.rst processor table; ROCm/rocm-install-on-linux docs/reference/system-requirements.rst).
 INSTINCT_TARGETS = frozenset({"gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
 APU_TARGETS = frozenset({"gfx801", "gfx902", "gfx909", "gfx90c", "gfx1033", "gfx1035", "gfx1036",
                          "gfx1037", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"})
@@ -59,6 +59,55 @@ def list_cards(root: HostRoot) -> list[str]:
     """DRM card names ("card0", "card1"), connectors excluded, in numeric order."""
     names = [n for n in root.listdir(DRM_CLASS) if _CARD_RE.fullmatch(n)]
     return sorted(names, key=lambda n: int(n[4:]))
+
+
+@dataclass(frozen=True, slots=True)
+class CardIdentity:
+    """What a DRM card name stands for now: its PCI device folder, by path, PCI address and inode.
+
+    A card name alone says little on a rescan: a GPU whose device folder vanished and came back, or a
+    different GPU given the same ``cardN``, keeps the name (issue 11, item 5). The folder's (st_dev,
+    st_ino) changes when the kernel re-creates it (kernfs gives a new node a new inode), the path and
+    the PCI address change with the GPU; ``card_inode`` changes when the driver re-binds (the
+    ``drm/cardN`` folder is re-created inside the same device folder). ``inode`` is None while the
+    device folder is missing.
+    """
+
+    device_path: str | None  # resolved host path of ``cardN/device``
+    pci: str | None
+    inode: tuple[int, int] | None
+    card_inode: tuple[int, int] | None = None
+
+    @property
+    def present(self) -> bool:
+        return self.inode is not None
+
+
+def folder_inode(root: HostRoot, host_path: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of a folder, links resolved inside the root; None when it is missing."""
+    try:
+        st = os.stat(root.real_path(host_path))
+    except (OSError, HostReadError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def card_identity(root: HostRoot, card: str) -> CardIdentity:
+    """The identity of ``card`` ("card1") under ``root``; never raises."""
+    card_path = f"/{DRM_CLASS}/{card}"
+    try:
+        device_path = root.resolve_host_path(f"{card_path}/device")
+    except HostReadError:  # a symlink loop: no device we could read
+        return CardIdentity(None, None, None)
+    # the last PCI address on the path: the device folder itself, or, while it is missing (the class link
+    # then dangles into it: .../0000:04:00.0/drm/card1/device), the folder the link pointed into
+    pci = next((p.lower() for p in reversed(device_path.split("/")) if parsers.PCI_ADDRESS_RE.fullmatch(p)), None)
+    return CardIdentity(device_path, pci, folder_inode(root, device_path), folder_inode(root, card_path))
+
+
+def card_identities(root: HostRoot) -> dict[str, CardIdentity]:
+    """:func:`card_identity` of every card of :func:`list_cards`."""
+    return {card: card_identity(root, card) for card in list_cards(root)}
 
 
 def discover(root: HostRoot) -> list[DiscoveredGpu]:
@@ -176,7 +225,7 @@ def _discover_card(root: HostRoot, card: str, kfd: dict[tuple[int, int], KfdNode
     info = GpuInfo(
         card=card,
         pci=pci,
-        name=pciids.marketing_name(root, device_id),
+        name=pciids.marketing_name(root, device_id, revision),
         device_id=device_id,
         revision_id=revision,
         subsystem=subsystem,
@@ -231,11 +280,9 @@ def _ids(root: HostRoot, device_path: str, uevent: dict[str, str]) -> tuple[int 
             return None
 
     device_id = hex_file("device")
-    if device_id is None and ":" in uevent.get("PCI_ID", ""):
-        try:
-            device_id = int(uevent["PCI_ID"].split(":")[1], 16)
-        except ValueError:
-            device_id = None
+    pci_id = re.fullmatch(r"[0-9a-fA-F]{4}:([0-9a-fA-F]{4})", uevent.get("PCI_ID", ""))
+    if device_id is None and pci_id:  # 16-bit ids only: a 5000-digit one made a number no report could print
+        device_id = int(pci_id.group(1), 16)
     revision = hex_file("revision", 8)
     sub_vendor, sub_device = hex_file("subsystem_vendor"), hex_file("subsystem_device")
     if sub_vendor is not None and sub_device is not None:

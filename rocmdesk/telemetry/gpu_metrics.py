@@ -22,6 +22,7 @@ import logging
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +200,15 @@ def layout(revision: tuple[int, int]) -> Layout | None:
     return found
 
 
+class Throttle(TypedDict):
+    """Throttling as decoded: named reasons from indep_throttle_status, the raw ASIC status beside."""
+
+    active: bool
+    reasons: list[str]
+    indep_status: int | None
+    status: int | None
+
+
 @dataclass(slots=True)
 class GpuMetrics:
     """What one ``gpu_metrics`` table says. Fields not supported by the GPU are absent from the dicts
@@ -217,7 +227,7 @@ class GpuMetrics:
     pcie_speed_gts: float | None = None
     energy_j: float | None = None  # the accumulator in joules where the header gives its unit
     energy_raw: int | None = None
-    throttle: dict[str, object] | None = None  # {"active", "reasons", "indep_status", "status"}
+    throttle: Throttle | None = None
     unavailable: dict[str, str] = field(default_factory=dict)
 
 
@@ -339,7 +349,8 @@ def _throttle(values: dict[str, int], out: GpuMetrics) -> None:
         out.unavailable["throttle"] = "this gpu_metrics revision or GPU reports no throttle status"
         return
     if indep is not None:
-        reasons, rest = [], indep
+        reasons: list[str] = []
+        rest = indep
         while rest:
             low = rest & -rest
             bit = low.bit_length() - 1

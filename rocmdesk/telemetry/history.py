@@ -80,6 +80,7 @@ class GpuHistory:
         self.clock_steps_back = 0  # timestamps that went backwards and were clamped
         self.label = key
         self.throttle = ThrottleLog()  # when it throttled and why (spans, not a ring)
+        self.identity: tuple[int | None, str | None] = (None, None)  # (PCI device id, unique_id) it was fed
 
     # -- writing ---------------------------------------------------------------------------------
     def _add_metric(self, metric: str) -> np.ndarray:
@@ -260,14 +261,26 @@ class History:
         return self._gpus.pop(key, None) is not None
 
     def append_snapshot(self, snapshot: Snapshot) -> None:
-        """Append every GPU of the snapshot; known GPUs missing from it get a gap."""
+        """Append every GPU of the snapshot; known GPUs missing from it get a gap.
+
+        A different GPU at a known PCI address (another device id or unique_id: a board swapped in a
+        hotplug slot) starts a history of its own instead of continuing the old one's (issue 11, item 5).
+        """
         seen = set()
         for sample in snapshot.gpus:
             key = sample.info.pci
             seen.add(key)
             gpu = self._gpus.get(key)
+            identity = (sample.info.device_id, sample.info.unique_id)
+            if gpu is not None and not _same_gpu(gpu.identity, identity):
+                log.info("GPU %s is a different GPU now (%s, was %s): its history starts afresh",
+                         key, identity, gpu.identity)
+                self.remove_gpu(key)
+                gpu = None
             if gpu is None:
                 gpu = self.add_gpu(key, label=sample.info.card)
+            gpu.identity = (identity[0] if identity[0] is not None else gpu.identity[0],
+                            identity[1] if identity[1] is not None else gpu.identity[1])
             gpu.append(sample, sample.timestamp or snapshot.timestamp)
         for key, gpu in self._gpus.items():
             if key not in seen:
@@ -287,6 +300,11 @@ class History:
     @property
     def nbytes(self) -> int:
         return sum(g.nbytes for g in self._gpus.values())
+
+
+def _same_gpu(known: tuple[int | None, str | None], seen: tuple[int | None, str | None]) -> bool:
+    """Whether two (device id, unique_id) pairs can be one GPU: only ids both sides know can differ."""
+    return all(a is None or b is None or a == b for a, b in zip(known, seen, strict=True))
 
 
 def downsample_minmax(times: np.ndarray, values: np.ndarray, buckets: int,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry.discovery import CardIdentity, card_identities
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,14 @@ def classify(action: str, card: str | None, properties: Mapping[str, str]) -> Ho
     return None
 
 
+def _card_number(card: str) -> int:
+    return int(card[4:]) if card[4:].isdigit() else -1
+
+
+def _at(identity: CardIdentity) -> str:
+    return f" ({identity.pci})" if identity.pci else ""
+
+
 def list_cards(root: HostRoot) -> set[str]:
     """DRM card names (``card0``...) present under the root, without connectors."""
     return {name for name in root.listdir("/sys/class/drm") if CARD_RE.match(name)}
@@ -86,7 +95,7 @@ class HotplugMonitor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._monitor: Any = None  # a pyudev.Monitor while udev is watched
-        self._known: set[str] = set()
+        self._known: dict[str, CardIdentity] = {}  # card -> what it stood for at the last rescan
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> str:
@@ -110,7 +119,7 @@ class HotplugMonitor:
         if self.mode == "rescan":
             log.info("hotplug: %s; rescanning /sys/class/drm every %.0f s instead",
                      self.reason, self.rescan_interval_s)
-            self._known = list_cards(self.root)
+            self._known = card_identities(self.root)
         self._thread = threading.Thread(target=target, name="rocmdesk-hotplug", daemon=True)
         self._thread.start()
         return self.mode
@@ -143,7 +152,7 @@ class HotplugMonitor:
                             exc, self.rescan_interval_s)
                 self.mode = "rescan"
                 self.reason = f"udev monitor failed ({exc})"
-                self._known = list_cards(self.root)
+                self._known = card_identities(self.root)
                 self._rescan_loop()
                 return
             if device is None:
@@ -153,14 +162,31 @@ class HotplugMonitor:
 
     # -- rescan --------------------------------------------------------------------------------------
     def rescan_once(self) -> list[HotplugEvent]:
-        """Compare the card list with the last one; emits and returns the differences."""
-        now = list_cards(self.root)
+        """Compare the cards, by identity, with the last rescan; emits and returns the differences.
+
+        A card counts as present while its device folder exists. One whose folder vanished and came
+        back, or that now stands for another GPU (another path, PCI address or inode), is reported as
+        removed and added again, so whoever listens rediscovers it within this one rescan.
+        """
+        now = card_identities(self.root)
         if not now and self._known and not self._drm_listable():
             # an unreadable /sys/class/drm (a transient error) is not "every GPU was removed"
             log.warning("hotplug: cannot list /sys/class/drm; keeping the last card list")
             return []
-        events = [HotplugEvent("remove", c, "removed", f"{c} was removed") for c in sorted(self._known - now)]
-        events += [HotplugEvent("add", c, "added", f"{c} appeared") for c in sorted(now - self._known)]
+        before = {c: i for c, i in self._known.items() if i.present}
+        after = {c: i for c, i in now.items() if i.present}
+        events = []
+        for card in sorted(set(before) | set(after), key=_card_number):
+            old, new = before.get(card), after.get(card)
+            if old == new:
+                continue
+            if old is not None:
+                events.append(HotplugEvent("remove", card, "removed", f"{card} was removed{_at(old)}"))
+            if new is not None:
+                last = self._known.get(card)  # also a card whose folder was missing at the last rescan
+                what = ("appeared" if last is None or last.pci is None else "came back" if last.pci == new.pci
+                        else f"is now another GPU (was {last.pci})")
+                events.append(HotplugEvent("add", card, "added", f"{card} {what}{_at(new)}"))
         self._known = now
         for event in events:
             self._emit(event)

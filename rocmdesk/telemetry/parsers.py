@@ -111,7 +111,8 @@ def parse_word(text: str) -> str:
     return body
 
 
-# Kernel docs (facts 5c) plus "perf_determinism" (MI200/MI300).
+# Linux Documentation/gpu/amdgpu/thermal.rst (power_dpm_force_performance_level) plus "perf_determinism"
+# (MI200/MI300; drivers/gpu/drm/amd/pm/amdgpu_pm.c).
 PERFORMANCE_LEVELS = frozenset({"auto", "low", "high", "manual", "profile_standard", "profile_min_sclk",
                                 "profile_min_mclk", "profile_peak", "perf_determinism"})
 
@@ -284,7 +285,8 @@ def parse_uevent(text: str) -> dict[str, str]:
 def decode_gfx_target_version(value: int) -> str | None:
     """KFD's packed MMmmss to an LLVM target: 90010 → gfx90a, 90402 → gfx942, 110000 → gfx1100.
 
-    The stepping is written as one hex digit (facts file 1a); 0 (a CPU node) gives None.
+    The stepping is written as one hex digit (Linux drivers/gpu/drm/amd/amdkfd/kfd_device.c sets 90010 for
+    gfx90a); 0 (a CPU node) gives None.
     """
     if value <= 0:
         return None

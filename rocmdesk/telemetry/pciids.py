@@ -1,7 +1,10 @@
 """Marketing names and kinds of AMD GPUs from their PCI ids.
 
-Order of trust: the machine's own ``pci.ids`` (``usr/share/misc/pci.ids`` or
-``usr/share/hwdata/pci.ids`` inside the host root), then the small built-in table below, then
+Order of trust: libdrm's ``amdgpu.ids`` on the host root (device *and* revision id, the table
+libdrm's ``amdgpu_get_marketing_name()`` reads and LACT and amd-smi name GPUs by; it tells an
+RX 7900 XTX, revision C8, from an RX 7900 XT, revision CC, which share device 744C), then the
+built-in revision table, then the machine's ``pci.ids`` (``usr/share/misc/pci.ids`` or
+``usr/share/hwdata/pci.ids``: one name per device id), then the built-in device table, then
 "AMD GPU 1002:xxxx". The built-in ids were checked against pci.ids entries (e.g.
 ``740f Aldebaran/MI200 [Instinct MI210]``, ``7408 Aldebaran/MI200 [Instinct MI250X]``,
 ``74a1 Aqua Vanjaram [Instinct MI300X]``, ``744c Navi 31 [Radeon RX 7900 XT/7900 XTX]``).
@@ -12,6 +15,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from rocmdesk.host import HostReadError, HostRoot
 
@@ -19,6 +24,21 @@ log = logging.getLogger(__name__)
 
 AMD_VENDOR = 0x1002
 PCI_IDS_PATHS = ("usr/share/misc/pci.ids", "usr/share/hwdata/pci.ids")
+# libdrm's table (Debian/Ubuntu libdrm-common, Fedora libdrm, Arch libdrm); AMD's own libdrm from
+# amdgpu-install (libdrm-amdgpu-common) installs a newer copy under /opt/amdgpu, looked at first.
+AMDGPU_IDS_PATHS = ("opt/amdgpu/share/libdrm/amdgpu.ids", "usr/share/libdrm/amdgpu.ids")
+MAX_IDS_BYTES = 16 << 20
+
+# (device id, revision id) -> name, for device ids several products share (libdrm data/amdgpu.ids).
+BUILTIN_REVISION_NAMES: dict[tuple[int, int], str] = {
+    (0x744C, 0xC8): "AMD Radeon RX 7900 XTX",
+    (0x744C, 0xCC): "AMD Radeon RX 7900 XT",
+    (0x744C, 0xCE): "AMD Radeon RX 7900 GRE",
+    (0x744C, 0xCF): "AMD Radeon RX 7900M",
+    (0x73BF, 0xC0): "AMD Radeon RX 6900 XT",
+    (0x73BF, 0xC1): "AMD Radeon RX 6800 XT",
+    (0x73BF, 0xC3): "AMD Radeon RX 6800",
+}
 
 # device id -> marketing name (the pci.ids bracket text, prefixed "AMD").
 BUILTIN_NAMES: dict[int, str] = {
@@ -75,7 +95,10 @@ APU_IDS = frozenset({0x15BF, 0x15C8, 0x163F, 0x1681, 0x164C, 0x1636, 0x1638, 0x1
 # One board, two GCDs: each die is its own card; only the primary reports board power.
 MULTI_DIE_IDS = frozenset({0x7408, 0x740C})
 
+T = TypeVar("T")
 _cache: dict[tuple[str, float], dict[int, str]] = {}
+_ids_cache: dict[tuple[str, float], dict[tuple[int, int], str]] = {}
+_IDS_LINE = re.compile(r"([0-9A-Fa-f]{4}),\s*([0-9A-Fa-f]{2}),\s*(\S.*?)\s*$")
 
 
 def fallback_name(device_id: int | None) -> str:
@@ -106,28 +129,56 @@ def parse_pci_ids(text: str, vendor: int = AMD_VENDOR) -> dict[int, str]:
     return names
 
 
-def _load_pci_ids(root: HostRoot) -> dict[int, str]:
-    for host_path in PCI_IDS_PATHS:
+def parse_amdgpu_ids(text: str) -> dict[tuple[int, int], str]:
+    """libdrm's ``amdgpu.ids``: ``device_id,<tab>revision_id,<tab>product name`` lines, hex ids.
+
+    Comments (``#``), the version line (``1.0.0``) and lines of another shape are skipped; the first
+    entry of a (device, revision) pair wins, as in libdrm's linear search."""
+    names: dict[tuple[int, int], str] = {}
+    for line in text.splitlines():
+        match = _IDS_LINE.fullmatch(line.strip())
+        if match and not line.lstrip().startswith("#"):
+            names.setdefault((int(match.group(1), 16), int(match.group(2), 16)), match.group(3)[:200])
+    return names
+
+
+def _cached(root: HostRoot, paths: tuple[str, ...], cache: dict[tuple[str, float], T],
+            parse: Callable[[str], T]) -> T | None:
+    """The parsed first readable file of ``paths`` on ``root``, re-read when its mtime changes."""
+    for host_path in paths:
         try:
             real = root.real_path(host_path)
             mtime = os.stat(real).st_mtime
         except (OSError, HostReadError):
             continue
         key = (real, mtime)
-        if key not in _cache:
+        if key not in cache:
             try:
-                text = root.read_text(host_path, max_bytes=16 << 20)
+                text = root.read_text(host_path, max_bytes=MAX_IDS_BYTES)
             except HostReadError as exc:
                 log.info("cannot read %s: %s", host_path, exc)
                 continue
-            _cache[key] = parse_pci_ids(text)
-        return _cache[key]
-    return {}
+            cache[key] = parse(text)
+        return cache[key]
+    return None
 
 
-def marketing_name(root: HostRoot, device_id: int | None) -> str:
-    """The best name for an AMD device id on this host root."""
+def _load_pci_ids(root: HostRoot) -> dict[int, str]:
+    return _cached(root, PCI_IDS_PATHS, _cache, parse_pci_ids) or {}
+
+
+def _load_amdgpu_ids(root: HostRoot) -> dict[tuple[int, int], str]:
+    return _cached(root, AMDGPU_IDS_PATHS, _ids_cache, parse_amdgpu_ids) or {}
+
+
+def marketing_name(root: HostRoot, device_id: int | None, revision_id: int | None = None) -> str:
+    """The best name for an AMD device (and revision) id on this host root."""
     if device_id is None:
         return fallback_name(None)
+    if revision_id is not None:
+        key = (device_id, revision_id)
+        name = _load_amdgpu_ids(root).get(key) or BUILTIN_REVISION_NAMES.get(key)
+        if name:
+            return name
     name = _load_pci_ids(root).get(device_id)
     return name or BUILTIN_NAMES.get(device_id) or fallback_name(device_id)

@@ -11,6 +11,7 @@ in the device folder (amdgpu_xcp / amdgpu_gmc on MI300). Parsers are pure; ``rea
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 
@@ -37,20 +38,38 @@ def parse_err_count(text: str) -> dict[str, int]:
     return out
 
 
-def parse_bad_pages(text: str) -> dict[str, int]:
-    """Retired pages by state: {"retired": R lines, "pending": P, "failed": F}."""
+def parse_bad_pages(text: str) -> dict[str, int] | None:
+    """Retired pages by state: {"retired": R lines, "pending": P, "failed": F}.
+
+    Lines of another shape are skipped, but a file of nothing else is None: garbage must not read as
+    "no retired pages". An empty file is no page at all (the kernel prints nothing for an empty table).
+    """
     counts = {"retired": 0, "pending": 0, "failed": 0}
     names = {"R": "retired", "P": "pending", "F": "failed"}
-    for line in text.splitlines():
+    matched = garbage = 0
+    for line in text.partition("\x00")[0].splitlines():
         match = _PAGE.match(line)
         if match:
             counts[names[match.group(1)]] += 1
-    return counts
+            matched += 1
+        elif line.strip():
+            garbage += 1
+    return None if garbage and not matched else counts
 
 
 def parse_partition(text: str) -> str | None:
     value = text.strip().strip("\x00")
     return value if _PARTITION.match(value) else None
+
+
+def _shown(text: str) -> str:
+    text = text.partition("\x00")[0].strip()
+    return "empty file" if not text else f"garbage value '{text[:24]}{'…' if len(text) > 24 else ''}'"
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.failure.value if isinstance(exc, host.HostReadError) else \
+        host.HostReadError.from_oserror(exc, "").failure.value
 
 
 def read_ras(device_real: str) -> tuple[dict[str, Any] | None, dict[str, str] | None, dict[str, str]]:
@@ -68,29 +87,53 @@ def read_ras(device_real: str) -> tuple[dict[str, Any] | None, dict[str, str] | 
         for name in names:
             if name.endswith("_err_count"):
                 try:
-                    counts = parse_err_count(host.read_fd_text(os.path.join(folder, name)))
+                    text = host.read_fd_text(os.path.join(folder, name))
                 except OSError as exc:
-                    unavailable[f"ras.{name[:-10]}"] = str(exc.strerror or exc)
+                    unavailable[f"ras.{name[:-10]}"] = _os_reason(exc)
                     continue
+                counts = parse_err_count(text)
                 if counts:
                     blocks[name[:-10]] = counts
-        ras = {"blocks": blocks,
-               "uncorrectable": sum(c.get("ue", 0) for c in blocks.values()),
-               "correctable": sum(c.get("ce", 0) for c in blocks.values())}
+                else:
+                    unavailable[f"ras.{name[:-10]}"] = f"{name}: {_shown(text)}"
+        ras = {"blocks": blocks}
+        # A total over the blocks that could be read is a lower bound: kept when it counts errors, but
+        # a 0 that only means "the counter with the errors was unreadable" is N/A, never a fake 0.
+        partial = [k for k in unavailable if k.startswith("ras.")]
+        for key, letter in (("uncorrectable", "ue"), ("correctable", "ce")):
+            total = sum(c.get(letter, 0) for c in blocks.values())
+            if partial and total == 0:  # absent, like every N/A reading
+                unavailable[f"ras.{key}"] = f"{len(partial)} of the error counters could not be read"
+            else:
+                ras[key] = total
         if "gpu_vram_bad_pages" in names:
             try:
-                ras["pages"] = parse_bad_pages(host.read_fd_text(os.path.join(folder, "gpu_vram_bad_pages"),
-                                                                 MAX_BAD_PAGE_BYTES))
+                text = host.read_fd_text(os.path.join(folder, "gpu_vram_bad_pages"), MAX_BAD_PAGE_BYTES)
             except OSError as exc:
-                unavailable["ras.pages"] = str(exc.strerror or exc)
+                unavailable["ras.pages"] = _os_reason(exc)
+            else:
+                pages = parse_bad_pages(text)
+                if pages is None:
+                    unavailable["ras.pages"] = f"gpu_vram_bad_pages: {_shown(text)}"
+                else:
+                    ras["pages"] = pages
     partition: dict[str, str] | None = None
     for key, name in (("compute", "current_compute_partition"), ("memory", "current_memory_partition")):
         try:
-            value = parse_partition(host.read_fd_text(os.path.join(device_real, name)))
-        except OSError:
+            text = host.read_fd_text(os.path.join(device_real, name))
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # present but unreadable: say why
+                unavailable[f"partition.{key}"] = f"{name}: {_os_reason(exc)}"
             continue
+        value = parse_partition(text)
         if value:
             partition = {**(partition or {}), key: value}
-    if partition is None:
+        else:
+            unavailable[f"partition.{key}"] = f"{name}: {_shown(text)}"
+    if partition is not None:  # one mode read, the other not: say which is missing
+        for key, name in (("compute", "current_compute_partition"), ("memory", "current_memory_partition")):
+            if key not in partition:
+                unavailable.setdefault(f"partition.{key}", f"{name}: no such file")
+    elif not any(k.startswith("partition.") for k in unavailable):
         unavailable["partition"] = "this GPU has no partition modes (current_compute_partition)"
     return ras, partition, unavailable

@@ -35,7 +35,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from rocmdesk import host
 from rocmdesk.atomic_file import atomic_open
@@ -134,10 +134,9 @@ def _reasons(value: Any) -> dict[str, str]:
     return {k: v[:512] for k, v in list(value.items())[:512] if isinstance(k, str) and isinstance(v, str)}
 
 
-def _finite(value: Any, low: float, high: float) -> bool:
+def _finite(value: object, low: float, high: float) -> TypeGuard[float]:
     """A JSON number (not a bool) within [low, high]; NaN and inf fail the comparison."""
-    kind = type(value)
-    return (kind is float or kind is int) and low <= value <= high
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
 
 
 def _garbage(value: Any) -> str:
@@ -353,7 +352,7 @@ def parse_lines(lines: Iterable[str], name: str = "?") -> Recording:
     if not _finite(interval, 0, MAX_INTERVAL_S) or not interval > 0:
         raise RecordingError(f"recording {name!r} has a bad interval {interval!r}")
     interval = float(interval)
-    frames = []
+    frames: list[Frame] = []
     points = 0
     for number, line in enumerate(it, start=2):
         if not line.strip():

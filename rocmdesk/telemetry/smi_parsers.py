@@ -2,8 +2,9 @@
 
 Both tools drift between releases (key spellings, units, envelopes), exit 0 when they fail and
 print warnings around their JSON, so every parser here trusts only the text it is given and
-says in words why something could not be read. Facts: docs/rocm-facts.md sections 6 and 8
-(sources S14, S15, S52-S56 there).
+says in words why something could not be read. Sources: ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py (all values
+strings, JSON split on ': '), ROCm/amdsmi amdsmi_cli/amdsmi_commands.py and CHANGELOG.md (6.1: "Added units of
+measure to JSON output"), and the issues named beside each rule; samples in tests/data/tool-output.
 """
 
 from __future__ import annotations
@@ -142,13 +143,14 @@ ROCM_SMI_DRIVER_MISSING = "Driver not initialized"
 _ROCM_SMI_TEMP_RE = re.compile(r"^Temperature \(Sensor (?P<sensor>.+?)\) \((?:C|c)\)$")
 _ROCM_SMI_MHZ_RE = re.compile(r"\((\d+(?:\.\d+)?)\s*Mhz\)", re.IGNORECASE)
 
-# rocm-smi sensor names → rocmdesk (hwmon) labels. "mem" is the 2019 spelling (S52).
+# rocm-smi sensor names → rocmdesk (hwmon) labels. "mem" is the 2019 spelling (RainbowMiner/RainbowMiner#749).
 ROCM_SMI_SENSOR_LABELS = {"edge": "edge", "junction": "junction", "memory": "mem", "mem": "mem"}
 # Sensors every GPU has one of; a missing one is worth a reason, HBM ones are not.
 _MAIN_SENSORS = ("edge", "junction", "mem")
 
 # Power keys, preferred first: since ROCm 6.0 rocm-smi prints current socket power when the
-# GPU has it and falls back to the average (S14).
+# GPU has it and falls back to the average (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py showPower(), from tag
+# rocm-6.0.0).
 ROCM_SMI_POWER_KEYS = ("Current Socket Graphics Package Power (W)", "Average Graphics Package Power (W)")
 NOT_REPORTED = "rocm-smi does not report it"
 SECONDARY_DIE = "N/A (secondary die: the primary die reports the whole package)"
@@ -198,8 +200,8 @@ _ROCM_SMI_TEXT_RE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?)\s*$")
 def rocm_smi_text_fields(text: str) -> dict[str, dict[str, str]]:
     """``GPU[N]\t\t: key: value`` lines of rocm-smi's plain output → the JSON's card → fields.
 
-    rocm-smi builds its JSON by splitting these same lines on ': ' (S14), so the result parses
-    exactly like ``--json`` output. Banner lines and lines without a value are skipped.
+    rocm-smi builds its JSON by splitting these same lines on ': ' (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py),
+    so the result parses exactly like ``--json`` output. Banner lines and lines without a value are skipped.
     """
     cards: dict[str, dict[str, str]] = {}
     for line in text.splitlines():
@@ -221,7 +223,7 @@ def parse_rocm_smi_text(text: str) -> list[ToolGpu]:
 
 
 def parse_rocm_smi_card(card: str, fields: Mapping[str, Any]) -> ToolGpu:
-    """One ``cardN`` object: every value is a string (S14)."""
+    """One ``cardN`` object: every value is a string (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py)."""
     gpu = ToolGpu(tool_id=card)
     gpu.pci = normalize_pci(fields.get("PCI Bus"))
     for name_key in ("Card SKU", "Card series", "Device Name", "Card Series", "Card model"):
@@ -274,7 +276,8 @@ def _rocm_smi_temperatures(gpu: ToolGpu, fields: Mapping[str, Any]) -> None:
             gpu.mark(f"temperature_c.{label}", "rocm-smi reports N/A" if is_na(value) else garbage(value))
     for label in _MAIN_SENSORS:
         if label not in seen:
-            # Newer rocm-smi omits unreadable sensors from its JSON entirely (S14).
+            # Newer rocm-smi omits unreadable sensors from its JSON entirely (ROCm/rocm_smi_lib
+            # python_smi_tools/rocm_smi.py).
             gpu.mark(f"temperature_c.{label}", NOT_REPORTED)
 
 
@@ -389,7 +392,7 @@ _UNITS: dict[str, dict[str, float]] = {
 def amd_smi_leaf(value: Any, kind: str, bare_unit: str) -> tuple[float | None, str | None]:
     """(number in ``kind`` units, reason) from a ``{"value","unit"}`` leaf or a bare value.
 
-    ``bare_unit`` is the unit of a bare number (ROCm 6.0 printed plain values, S15).
+    ``bare_unit`` is the unit of a bare number (ROCm 6.0 printed plain values; ROCm/amdsmi CHANGELOG.md 6.1).
     """
     unit = bare_unit
     if isinstance(value, dict):
@@ -626,7 +629,8 @@ def amd_smi_metric_gpus(entries: list[dict]) -> list[ToolGpu]:
         mem, why = _section(entry, "mem_usage")
         for metric, key in (("vram_total_bytes", "total_vram"), ("vram_used_bytes", "used_vram"),
                             ("gtt_total_bytes", "total_gtt"), ("gtt_used_bytes", "used_gtt")):
-            # amd-smi prints memory in MB (bytes // 1048576, S15) with or without a unit.
+            # amd-smi prints memory in MB (bytes // 1048576: ROCm/amdsmi amdsmi_cli/amdsmi_commands.py) with or
+            # without a unit.
             _amd_leaf_into(gpu, metric, mem, (key,), "B", "MB", as_int=True, section_reason=why)
         fan, why = _section(entry, "fan")
         _amd_leaf_into(gpu, "fan_rpm", fan, ("rpm",), "RPM", "RPM", as_int=True, section_reason=why)

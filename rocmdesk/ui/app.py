@@ -10,7 +10,6 @@ import gc
 import logging
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from rocmdesk.resources import resource_path
 from rocmdesk.telemetry.history import History
 from rocmdesk.telemetry.hotplug import HotplugMonitor
 from rocmdesk.ui import theme
+from rocmdesk.ui.background import Background
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.feed import SampleFeed, SamplerFactory, default_sampler_factory
 from rocmdesk.ui.main_window import MainWindow
@@ -226,15 +226,13 @@ def process_start_time() -> float:
 class Controller(QtCore.QObject):
     """Owns the current session; opening another root or snapshot replaces it."""
 
-    _opened = QtCore.Signal(object)
-
     def __init__(self, app: QtWidgets.QApplication, settings: Settings, backend: str) -> None:
         super().__init__()
         self.app = app
         self.settings = settings
         self.backend = backend
         self.session: Session | None = None
-        self._opened.connect(self._show, QtCore.Qt.ConnectionType.QueuedConnection)
+        self._work = Background(self)
 
     def show(self, source: Source) -> Session:
         self._show(source)
@@ -242,7 +240,7 @@ class Controller(QtCore.QObject):
         return self.session
 
     def _show(self, result: Any) -> None:
-        if isinstance(result, Exception):
+        if isinstance(result, BaseException):
             parent = self.session.window if self.session else None
             QtWidgets.QMessageBox.warning(parent, "Cannot open", str(result))
             return
@@ -257,23 +255,20 @@ class Controller(QtCore.QObject):
     def switch(self, kind: str, path: str) -> None:
         """Open a root folder, a bundle or a demo machine (``path`` its name) in a worker thread (file
         reads stay off the GUI thread)."""
-        def build() -> None:
-            try:
-                if kind == "demo":
-                    source = demo_source(f"Demo machine {path}", recording=path)
-                elif kind == "root":
-                    source = root_source(path, self.backend)
-                else:
-                    source = bundle_source(path, self.backend)
-            except Exception as exc:
-                log.warning("cannot open %s: %s", path, exc)
-                self._opened.emit(exc)
-                return
-            self._opened.emit(source)
+        def build() -> Source:
+            if kind == "demo":
+                return demo_source(f"Demo machine {path}", recording=path)
+            if kind == "root":
+                return root_source(path, self.backend)
+            return bundle_source(path, self.backend)
+
+        def failed(exc: BaseException) -> None:
+            log.warning("cannot open %s: %s", path, exc)
+            self._show(exc)
 
         if self.session is not None:
             self.session.window.statusBar().showMessage(f"Opening {path}…")
-        threading.Thread(target=build, name="rocmdesk-open", daemon=True).start()
+        self._work.submit(build, self._show, failed, name="rocmdesk-open")
 
 
 def run_gui(args: Any) -> int:

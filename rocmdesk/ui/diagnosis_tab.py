@@ -13,7 +13,6 @@ import html
 import io
 import logging
 import os
-import threading
 from collections.abc import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -23,6 +22,7 @@ from rocmdesk.diagnosis.engine import AREAS
 from rocmdesk.diagnosis.metadata import check_label
 from rocmdesk.diagnosis.model import CheckResult, Finding, Severity, Status
 from rocmdesk.ui import theme
+from rocmdesk.ui.background import Background
 from rocmdesk.ui.context import AppContext
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,6 @@ ROLE_INDEX = QtCore.Qt.ItemDataRole.UserRole + 3  # finding index within its che
 
 FILTERS = (("All checks", None), ("Problems only", "problems"), ("Errors", Severity.ERROR),
            ("Warnings", Severity.WARNING), ("Info", Severity.INFO))
-INFO_BLUE = "#3b82f6"
-ERROR_PURPLE = "#a855f7"
 CHECK_COLUMN_MIN, CHECK_COLUMN_MAX = 200, 340  # px of the check-name column
 
 
@@ -52,9 +50,9 @@ def status_color(result: CheckResult | None, palette: theme.Palette) -> str:
     if result.status is Status.SKIP:
         return palette.muted
     if result.status is Status.ERROR:
-        return ERROR_PURPLE
+        return palette.broken
     return {Severity.ERROR: palette.critical, Severity.WARNING: palette.hot,
-            Severity.INFO: INFO_BLUE}.get(_worst(result), palette.critical)
+            Severity.INFO: palette.info}.get(_worst(result), palette.critical)
 
 
 STATUS_WORDS = {Status.PASS: "passed", Status.FAIL: "failed", Status.SKIP: "skipped", Status.ERROR: "could not run"}
@@ -102,7 +100,7 @@ def status_icon(glyph: str, color: str, size: int = 16) -> QtGui.QIcon:
         font.setBold(True)
         font.setPixelSize(int(size * 0.68))
         painter.setFont(font)
-        painter.setPen(QtGui.QColor("#ffffff"))
+        painter.setPen(QtGui.QColor(theme.ink_on(color)))  # the glyph tells pass/fail/skip apart: it must read
         painter.drawText(QtCore.QRectF(0, 0, size, size), QtCore.Qt.AlignmentFlag.AlignCenter, glyph)
         painter.end()
         _ICON_CACHE[key] = QtGui.QIcon(pixmap)
@@ -125,15 +123,6 @@ def subject_heading(ctx: AppContext) -> str:
     return "This machine"
 
 
-class _Bridge(QtCore.QObject):
-    """Carries worker-thread results to the GUI thread (signals emitted elsewhere are queued)."""
-
-    progress = QtCore.Signal(object, int, int)
-    finished = QtCore.Signal(object, int)  # report, generation
-    rerun_done = QtCore.Signal(object, int)  # CheckResult, generation
-    failed = QtCore.Signal(str, int)
-
-
 class DiagnosisTab(QtWidgets.QWidget):
     """Checks by area with status icons; findings with evidence and fixes; re-run, filter, copy."""
 
@@ -153,11 +142,7 @@ class DiagnosisTab(QtWidgets.QWidget):
         self._rerun_fn = rerun_fn
         self._check_items: dict[str, QtWidgets.QTreeWidgetItem] = {}
         self._area_items: dict[str, QtWidgets.QTreeWidgetItem] = {}
-        self._bridge = _Bridge(self)
-        self._bridge.progress.connect(self._on_progress)
-        self._bridge.finished.connect(self._on_finished)
-        self._bridge.rerun_done.connect(self._on_rerun_done)
-        self._bridge.failed.connect(self._on_failed)
+        self._work = Background(self)
         self._build()
 
     # -- layout ------------------------------------------------------------------------------------
@@ -275,22 +260,17 @@ class DiagnosisTab(QtWidgets.QWidget):
         self.summary.setText("Checking…")
         fn = self._diagnose()
         root, runner, envs = self.ctx.root, self.ctx.runner, self._python_envs()
-        bridge = self._bridge
+        progress = self._work.relay(self._on_progress)
         # whose machine the report is of (the window's source): only the engine's own diagnose takes it
         target = (getattr(self.ctx, "extras", None) or {}).get("target") if self._diagnose_fn is None else None
         extra = {"target": target} if target is not None else {}
 
-        def work() -> None:
-            try:
-                report = fn(root, runner=runner, python_envs=envs,
-                            progress=lambda r, i, n: bridge.progress.emit(r, i, n), **extra)
-            except Exception as exc:  # the engine catches check errors; this is a broken run
-                log.exception("diagnosis failed")
-                bridge.failed.emit(f"{type(exc).__name__}: {exc}", generation)
-                return
-            bridge.finished.emit(report, generation)
+        def failed(exc: BaseException) -> None:  # the engine catches check errors; this is a broken run
+            log.error("diagnosis failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+            self._on_failed(f"{type(exc).__name__}: {exc}", generation)
 
-        threading.Thread(target=work, name="rocmdesk-diagnosis", daemon=True).start()
+        self._work.submit(lambda: fn(root, runner=runner, python_envs=envs, progress=progress, **extra),
+                          lambda report: self._on_finished(report, generation), failed, name="rocmdesk-diagnosis")
 
     def recheck(self, check_id: str) -> None:
         """Run one check again (after a fix, or from "Re-run selected")."""
@@ -303,18 +283,16 @@ class DiagnosisTab(QtWidgets.QWidget):
             item.setText(1, "checking again…")
         fn = self._rerun()
         root, runner, envs = self.ctx.root, self.ctx.runner, self._python_envs()
-        bridge, generation = self._bridge, self._generation
+        generation = self._generation
 
-        def work() -> None:
-            try:
-                result = fn(root, check_id, runner=runner, python_envs=envs)
-            except Exception as exc:
-                log.exception("re-running %s failed", check_id)
-                result = CheckResult(check_id, self._area_of(check_id), check_id, Status.ERROR,
-                                     f"{type(exc).__name__}: {exc}")
-            bridge.rerun_done.emit(result, generation)
+        def failed(exc: BaseException) -> None:
+            log.error("re-running %s failed: %s", check_id, exc, exc_info=exc)
+            self._on_rerun_done(CheckResult(check_id, self._area_of(check_id), check_id, Status.ERROR,
+                                            f"{type(exc).__name__}: {exc}"), generation)
 
-        threading.Thread(target=work, name=f"rocmdesk-recheck-{check_id}", daemon=True).start()
+        self._work.submit(lambda: fn(root, check_id, runner=runner, python_envs=envs),
+                          lambda result: self._on_rerun_done(result, generation), failed,
+                          name=f"rocmdesk-recheck-{check_id}")
 
     def rerun_selected(self) -> None:
         check_id = self._selected_check_id()
@@ -419,7 +397,7 @@ class DiagnosisTab(QtWidgets.QWidget):
             child.setData(0, ROLE_ID, result.id)
             child.setData(0, ROLE_INDEX, index)
             color = {Severity.ERROR: palette.critical, Severity.WARNING: palette.hot,
-                     Severity.INFO: INFO_BLUE}[finding.severity]
+                     Severity.INFO: palette.info}[finding.severity]
             child.setIcon(0, status_icon({Severity.INFO: "i"}.get(finding.severity, "!"), color, 14))
             item.addChild(child)
         item.setExpanded(bool(result.findings))

@@ -20,6 +20,7 @@ from PySide6 import QtCore
 from rocmdesk.telemetry.backends.base import Backend
 from rocmdesk.telemetry.hotplug import HotplugEvent, HotplugMonitor
 from rocmdesk.telemetry.model import GpuInfo, GpuSample, Snapshot
+from rocmdesk.ui.background import Background
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,6 @@ class SampleFeed(QtCore.QObject):
     _incoming = QtCore.Signal(object)
     _hotplug = QtCore.Signal(object)
     _status = QtCore.Signal(object)
-    _preloaded = QtCore.Signal(object)
     loaded = QtCore.Signal()  # past samples are recorded (or there were none to load)
 
     def __init__(self, backend: Backend, history: Any, sampler_factory: SamplerFactory = default_sampler_factory,
@@ -139,7 +139,7 @@ class SampleFeed(QtCore.QObject):
         self._incoming.connect(self._on_incoming, QtCore.Qt.ConnectionType.QueuedConnection)
         self._hotplug.connect(self._on_hotplug, QtCore.Qt.ConnectionType.QueuedConnection)
         self._status.connect(self._on_status, QtCore.Qt.ConnectionType.QueuedConnection)
-        self._preloaded.connect(self._on_preloaded, QtCore.Qt.ConnectionType.QueuedConnection)
+        self._work = Background(self)
         self.sampler_status: Any = None
         self.loading = False
         self._stopped = False
@@ -176,22 +176,21 @@ class SampleFeed(QtCore.QObject):
             return
         self.loading = True
 
-        def load() -> None:
-            try:
-                history = self._empty_history()
-                newest = []
-                for snap in preload():  # may be a generator: 24 h never sit in memory at once
-                    if self._stop_loading.is_set():  # the window moved on (closed, another source)
-                        newest, history = [], None
-                        break
-                    history.append_snapshot(snap)
-                    newest = [snap]
-            except Exception as exc:
-                log.warning("could not load past samples: %s", exc)
-                newest, history = [], None
-            self._preloaded.emit((newest, history))
+        def load() -> tuple[list[Any], Any]:
+            history = self._empty_history()
+            newest: list[Any] = []
+            for snap in preload():  # may be a generator: 24 h never sit in memory at once
+                if self._stop_loading.is_set():  # the window moved on (closed, another source)
+                    return [], None
+                history.append_snapshot(snap)
+                newest = [snap]
+            return newest, history
 
-        threading.Thread(target=load, name="rocmdesk-preload", daemon=True).start()
+        def failed(exc: BaseException) -> None:
+            log.warning("could not load past samples: %s", exc)
+            self._on_preloaded(([], None))
+
+        self._work.submit(load, self._on_preloaded, failed, name="rocmdesk-preload")
 
     def _empty_history(self) -> Any:
         """A fresh history like the current one (filled off the GUI thread, then swapped in)."""

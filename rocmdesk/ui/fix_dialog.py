@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import threading
 from collections.abc import Sequence
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -39,6 +38,7 @@ from rocmdesk.fixes.pip_fix import (
 from rocmdesk.fixes.plan import FixPlan, PlanError, plan_from_helper_output
 from rocmdesk.fixes.requests import FixRequest, request_for_finding
 from rocmdesk.fixes.script import render_script
+from rocmdesk.ui.background import Background
 
 log = logging.getLogger(__name__)
 
@@ -234,12 +234,6 @@ class FixDialog(QtWidgets.QDialog):
         return self._process is None or self._process.waitForFinished(timeout_ms)
 
 
-class _PipSignals(QtCore.QObject):
-    line = QtCore.Signal(str)
-    done = QtCore.Signal(object)  # exit code or error text
-    restored = QtCore.Signal(object)  # exit code or error text of a rollback
-
-
 class PipFixDialog(QtWidgets.QDialog):
     """A user-level pip fix in one environment, as the user: output streams in, Cancel stops it.
 
@@ -273,13 +267,10 @@ class PipFixDialog(QtWidgets.QDialog):
         layout.addWidget(self.text, 1)
         layout.addWidget(self.message)
         layout.addWidget(self.buttons)
-        self.signals = _PipSignals(self)
-        self.signals.line.connect(self.text.appendPlainText)
-        self.signals.done.connect(self._done)
-        self.signals.restored.connect(self._restored)
+        self._work = Background(self)
+        self._line = self._work.relay(self.text.appendPlainText)  # pip's output, from the worker thread
         self.run: PipRun | None = None
         self.rollback_run: RollbackRun | None = None
-        self._thread: threading.Thread | None = None
         self.plan: PipReinstall | PipUninstall | None
         try:
             if not (isinstance(target, DiagnosisTarget) and target.applicable):
@@ -296,26 +287,23 @@ class PipFixDialog(QtWidgets.QDialog):
         self.run_button.setText(self.plan.run_label)
         self.text.setPlainText(self.plan.describe())
 
-    def _in_thread(self, work, name: str) -> None:
-        self._thread = threading.Thread(target=work, name=name, daemon=True)
-        self._thread.start()
-
     def _busy(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._work.busy
+
+    @staticmethod
+    def _as_text(exc: BaseException) -> str:
+        """What a failed run says in the dialog: the known failures as they are, anything else with its type."""
+        if isinstance(exc, (PipFixError, NotThisMachine, OSError, subprocess.SubprocessError)):
+            return str(exc)
+        log.error("the pip fix failed unexpectedly: %s", exc, exc_info=exc)
+        return f"{type(exc).__name__}: {exc}"
 
     def start(self, save_dir=None) -> None:
-        if self.plan is None or self._thread is not None:
+        if self.plan is None or self._busy():
             return
         self.run_button.setEnabled(False)
-        self.run = PipRun(self.plan, self.signals.line.emit, save_dir=save_dir, target=self.target)
-
-        def work() -> None:
-            try:
-                self.signals.done.emit(self.run.run())
-            except (PipFixError, NotThisMachine, OSError, subprocess.SubprocessError) as exc:
-                self.signals.done.emit(str(exc))
-
-        self._in_thread(work, "pip-fix")
+        run = self.run = PipRun(self.plan, self._line, save_dir=save_dir, target=self.target)
+        self._work.submit(run.run, self._done, lambda exc: self._done(self._as_text(exc)), name="pip-fix")
 
     def restore(self) -> None:
         """Put back the packages the run changed (only after a run, never while one is going)."""
@@ -325,15 +313,9 @@ class PipFixDialog(QtWidgets.QDialog):
         self.restore_button.setEnabled(False)
         self.cancel_button.setText("Cancel")
         self.message.setText("Restoring the previous packages…")
-        self.rollback_run = RollbackRun(rollback, self.signals.line.emit, target=self.target)
-
-        def work() -> None:
-            try:
-                self.signals.restored.emit(self.rollback_run.run())
-            except (PipFixError, NotThisMachine, OSError) as exc:
-                self.signals.restored.emit(str(exc))
-
-        self._in_thread(work, "pip-rollback")
+        back = self.rollback_run = RollbackRun(rollback, self._line, target=self.target)
+        self._work.submit(back.run, self._restored, lambda exc: self._restored(self._as_text(exc)),
+                          name="pip-rollback")
 
     def cancel(self) -> None:
         if self._busy():
@@ -360,7 +342,6 @@ class PipFixDialog(QtWidgets.QDialog):
             self.restore_button.setVisible(True)
             self.restore_button.setEnabled(not rollback.is_empty)
         self.cancel_button.setText("Close")
-        self._thread = None
         self.finished_run.emit(result)
 
     def _restored(self, result) -> None:
@@ -374,7 +355,6 @@ class PipFixDialog(QtWidgets.QDialog):
         else:
             self.message.setText(f"Restoring failed (pip exit code {result}); see the output above.")
         self.cancel_button.setText("Close")
-        self._thread = None
         self.restored.emit(result)
 
 

@@ -484,6 +484,14 @@ class GraphsTab(QtWidgets.QWidget):
         wait = 0.0 if force else self._last_draw + self.min_interval_s() - time.monotonic()
         self._timer.start(max(0, int(wait * 1000)))
 
+    # -- Tab --------------------------------------------------------------------------------------------
+    def on_shown(self) -> None:
+        """Nothing more: showEvent already redraws with what arrived while hidden."""
+
+    def screenshot_ready(self) -> bool:
+        """Ready when no coalesced redraw is waiting (the plots show the latest samples)."""
+        return not self._timer.isActive()
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if max(1.0, float(self.devicePixelRatioF())) != self.line_scale:

@@ -15,7 +15,7 @@ from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import fmt_age, gpu_label
 from rocmdesk.ui.notifications import DesktopAlerts
 from rocmdesk.ui.settings import pictures_dir
-from rocmdesk.ui.tabs import available_tabs, load_factory
+from rocmdesk.ui.tabs import TAB_FACTORIES, Tab, load_factory
 from rocmdesk.ui.widgets import set_text
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(central)
         self._build_status()
 
-        for spec in available_tabs():
+        for spec in TAB_FACTORIES:
             try:
                 widget = load_factory(spec)(ctx, None)
             except Exception as exc:  # one broken tab must not keep the window from opening
@@ -200,6 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_rate_label()
         self._update_age()
         self.alerts = DesktopAlerts(ctx, self)
+        self.menuBar().insertMenu(self.menuBar().actions()[0], self.alerts.settings_menu(self))  # before Help
 
     # -- tabs ------------------------------------------------------------------------------------------
     def add_tab(self, widget: QtWidgets.QWidget, title: str, key: str | None = None,
@@ -237,9 +238,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if key:
             self.ctx.settings.last_tab = key
         widget = self.tabs.currentWidget()
-        hook = getattr(widget, "on_shown", None)
-        if callable(hook):
-            hook()
+        if isinstance(widget, Tab):
+            widget.on_shown()
         self.pause_action.setEnabled(hasattr(widget, "toggle_pause"))
 
     # -- toolbar ---------------------------------------------------------------------------------------
@@ -461,10 +461,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.ctx.feed.frozen:  # the recording's own time, never the viewer's clock
             set_text(self.rate_label, _capital(self.ctx.feed.recorded_text()))
             return
+        if self.ctx.mode == "demo":  # a replay of a recording, not sampling (issue 10 demo flaw)
+            from rocmdesk.wording import demo_replay_text
+
+            target = (getattr(self.ctx, "extras", None) or {}).get("target")
+            captured = getattr(getattr(target, "machine", None), "captured", None)
+            set_text(self.rate_label, _capital(demo_replay_text(self.shown_demo(), captured)))
+            return
         set_text(self.rate_label, f"Sampling at {self.ctx.feed.rate_hz:g} Hz")
 
     def _update_age(self) -> None:
-        if self.ctx.feed.frozen:
+        if self.ctx.feed.frozen or self.ctx.mode == "demo":  # no "just now" for a recording
             set_text(self.age_label, "")
             self.age_label.hide()
             return
@@ -510,13 +517,16 @@ class MainWindow(QtWidgets.QMainWindow):
     def save_screenshot(self, path: str | None = None, whole_window: bool = False) -> str | None:
         """Save a PNG of the current tab (or the whole window); returns the path, None on failure."""
         path = path or self.default_screenshot_path()
-        pixmap = self.grab() if whole_window else self.grab_tab()
+        from rocmdesk.ui.na_notes import with_na_notes
+
+        shown = self if whole_window else self.tabs.currentWidget()
+        image = with_na_notes(shown, shown.grab()).image  # a PNG has no tooltips: N/A reasons go on it
         try:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         except OSError as exc:
             self.statusBar().showMessage(f"Screenshot not saved: {exc}", 8000)
             return None
-        if not pixmap.save(path, "PNG"):
+        if not image.save(path, "PNG"):
             self.statusBar().showMessage(f"Screenshot not saved: cannot write {path}", 8000)
             return None
         self.statusBar().showMessage(f"Screenshot saved to {path}", 8000)

@@ -8,7 +8,6 @@ session bus, off the GUI thread, with the tray's own balloon as the fallback whe
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -16,11 +15,14 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from rocmdesk.telemetry import alerts
 from rocmdesk.telemetry.model import Snapshot
 from rocmdesk.ui import theme
+from rocmdesk.ui.background import Background
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import Level, c_to_unit, is_number, temp_level
 from rocmdesk.ui.overview_tab import CPU_SENSOR
 
 TRAY_PX = 64  # drawn at this size; the tray scales it to its own (22-48 px on common desktops)
+# how long throttling must last before it alerts, as offered in Settings (settings.alert_throttle_s: 1-3600)
+THROTTLE_CHOICES_S = (10, 30, 60, 300)
 
 
 def hottest_reading(snapshot: Snapshot) -> tuple[str, str, float, float | None] | None:
@@ -76,44 +78,115 @@ class DesktopAlerts(QtCore.QObject):
         super().__init__(parent)
         self.ctx = ctx
         self._send = send
+        self._work = Background(self)
         self.engine = alerts.AlertEngine(alerts.AlertRules(
             enabled=bool(ctx.settings.alerts_enabled), throttle_after_s=float(ctx.settings.alert_throttle_s)))
         self.tray: QtWidgets.QSystemTrayIcon | None = None
         self._tray_shown: tuple[str, Level] | None = None
         if tray_available is None:
             tray_available = QtWidgets.QSystemTrayIcon.isSystemTrayAvailable()
+        self.tray_available = bool(tray_available)
+        self.live = bool(ctx.is_live and not ctx.feed.frozen)  # a snapshot's or the demo's temperatures are not now
+        # one action each, in the tray's menu and in the window's Settings menu, so both always agree
+        self.notify_action = QtGui.QAction("Desktop notifications", self)
+        self.notify_action.setCheckable(True)
+        self.notify_action.setChecked(bool(ctx.settings.alerts_enabled))
+        self.notify_action.setToolTip("A temperature at its critical limit, long throttling, a GPU gone or "
+                                      "new uncorrectable ECC errors (settings: alerts_enabled)")
+        self.notify_action.toggled.connect(self.set_alerts_enabled)
+        self.tray_action = QtGui.QAction("Tray icon with the hottest GPU", self)
+        self.tray_action.setCheckable(True)
+        self.tray_action.setChecked(bool(getattr(ctx.settings, "tray_icon", True)))
+        self.tray_action.toggled.connect(self.set_tray_enabled)
+        self.throttle_actions = QtGui.QActionGroup(self)
+        for seconds in sorted({*THROTTLE_CHOICES_S, int(ctx.settings.alert_throttle_s)}):
+            action = self.throttle_actions.addAction(f"after {seconds // 60} min" if seconds >= 60 and not seconds % 60
+                                                     else f"after {seconds} s")
+            action.setCheckable(True)
+            action.setData(seconds)
+            action.setChecked(seconds == int(ctx.settings.alert_throttle_s))
+        self.throttle_actions.triggered.connect(lambda action: self.set_throttle_after(int(action.data())))
+        self._explain_availability()
         # only where a tray exists (no tray: no icon at all), only when the setting is on
-        live = ctx.is_live and not ctx.feed.frozen  # a snapshot's or the demo's temperatures are not now
-        if tray_available and live and getattr(ctx.settings, "tray_icon", True):
-            self.tray = QtWidgets.QSystemTrayIcon(QtGui.QIcon(tray_pixmap("?", Level.UNKNOWN)), self)
-            self.tray.setToolTip("rocmdesk")
-            self.tray.setContextMenu(self._tray_menu())
-            self.tray.show()
+        if self.tray_action.isChecked():
+            self._make_tray()
         self.delivered.connect(self._fallback)
         if ctx.is_live and not ctx.feed.frozen:
             ctx.feed.snapshot.connect(self.on_snapshot)
 
+    def _explain_availability(self) -> None:
+        """Say in the menu why an option does nothing here, instead of a switch that seems broken."""
+        if not self.live:
+            why = "Only the live machine alerts: this window shows a recording or the demo"
+            for action in (self.notify_action, self.tray_action, *self.throttle_actions.actions()):
+                action.setToolTip(f"{why} (the setting is kept for next time)")
+        elif not self.tray_available:
+            self.tray_action.setToolTip("This desktop has no system tray (the setting is kept for next time)")
+
+    def _make_tray(self) -> None:
+        if self.tray is not None or not (self.tray_available and self.live):
+            return
+        self.tray = QtWidgets.QSystemTrayIcon(QtGui.QIcon(tray_pixmap("?", Level.UNKNOWN)), self)
+        self.tray.setToolTip("rocmdesk")
+        self.tray.setContextMenu(self._tray_menu())
+        self.tray.show()
+        if self.ctx.feed is not None and getattr(self.ctx.feed, "last_snapshot", None) is not None:
+            self.update_tray(self.ctx.feed.last_snapshot)
+
     def _tray_menu(self) -> QtWidgets.QMenu:
         menu = QtWidgets.QMenu()
         self._menu = menu  # a context menu needs an owner that outlives this call
-        notify = menu.addAction("Desktop notifications")
-        notify.setCheckable(True)
-        notify.setChecked(bool(self.ctx.settings.alerts_enabled))
-        notify.toggled.connect(self.set_alerts_enabled)
+        menu.addAction(self.notify_action)
         hide = menu.addAction("Hide this icon")
-        hide.setToolTip("Turns the tray icon off (settings: tray_icon); it comes back when set on")
-        hide.triggered.connect(lambda: self.set_tray_enabled(False))
+        hide.setToolTip("Turns the tray icon off (Settings ▸ Tray icon brings it back)")
+        hide.triggered.connect(lambda: self.tray_action.setChecked(False))
+        return menu
+
+    def settings_menu(self, parent: QtWidgets.QWidget) -> QtWidgets.QMenu:
+        """The window's Settings ▸ alerts: notifications and tray icon on/off, the throttling delay.
+
+        Temperature alerts have no threshold to set: each sensor alerts at its own critical limit
+        (hwmon ``tempN_crit``), which differs per GPU and sensor (issue 14, item 6).
+        """
+        menu = QtWidgets.QMenu("&Settings", parent)
+        menu.setToolTipsVisible(True)
+        menu.addSection("Alerts")
+        menu.addAction(self.notify_action)
+        menu.addAction(self.tray_action)
+        throttle = menu.addMenu("Throttling alert")
+        throttle.setToolTipsVisible(True)
+        throttle.addActions(self.throttle_actions.actions())
+        self.throttle_menu = throttle
+        crit = menu.addAction("Temperature alert: at each sensor's critical limit")
+        crit.setEnabled(False)
+        crit.setToolTip("The limit the GPU reports (hwmon tempN_crit), so it differs per GPU and sensor")
         return menu
 
     def set_alerts_enabled(self, on: bool) -> None:
         self.ctx.settings.alerts_enabled = bool(on)
+        if self.notify_action.isChecked() != bool(on):
+            self.notify_action.setChecked(bool(on))
         self.engine.rules = alerts.AlertRules(enabled=bool(on), throttle_after_s=self.engine.rules.throttle_after_s,
                                               cooldown_s=self.engine.rules.cooldown_s)
 
+    def set_throttle_after(self, seconds: int) -> None:
+        """Throttling alerts once it has lasted this long (1 s to 1 h, as the settings file allows)."""
+        seconds = max(1, min(3600, int(seconds)))
+        self.ctx.settings.alert_throttle_s = seconds
+        for action in self.throttle_actions.actions():
+            if action.data() == seconds and not action.isChecked():
+                action.setChecked(True)
+        self.engine.rules = alerts.AlertRules(enabled=self.engine.rules.enabled, throttle_after_s=float(seconds),
+                                              cooldown_s=self.engine.rules.cooldown_s)
+
     def set_tray_enabled(self, on: bool) -> None:
-        """Off: the icon goes now and stays off (saved with the settings); on takes effect here too."""
+        """Off: the icon goes now and stays off (saved with the settings); on shows it now where it can be."""
         self.ctx.settings.tray_icon = bool(on)
-        if not on and self.tray is not None:
+        if self.tray_action.isChecked() != bool(on):
+            self.tray_action.setChecked(bool(on))
+        if on:
+            self._make_tray()
+        elif self.tray is not None:
             self.tray.hide()
             self.tray.deleteLater()
             self.tray = None
@@ -141,14 +214,15 @@ class DesktopAlerts(QtCore.QObject):
     def on_snapshot(self, snapshot: Snapshot) -> None:
         self.update_tray(snapshot)
         for alert in self.engine.feed(snapshot, time.monotonic()):
-            threading.Thread(target=self._deliver, args=(alert,), name="rocmdesk-notify", daemon=True).start()
+            self._deliver(alert)
 
     def _deliver(self, alert: alerts.Alert) -> None:
-        try:
-            why = self._send(alert)
-        except Exception as exc:  # a broken bus must never reach the sampler or the GUI
-            why = f"{type(exc).__name__}: {exc}"
-        self.delivered.emit(alert, why)
+        """Send off the GUI thread (a D-Bus call can hang); ``delivered`` tells how it went."""
+        def failed(exc: BaseException) -> None:  # a broken bus must never reach the sampler or the GUI
+            self.delivered.emit(alert, f"{type(exc).__name__}: {exc}")
+
+        self._work.submit(lambda: self._send(alert), lambda why: self.delivered.emit(alert, why), failed,
+                          name="rocmdesk-notify")
 
     def _fallback(self, alert: alerts.Alert, why: str | None) -> None:
         if why is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -44,6 +45,7 @@ from rocmdesk.ui.widgets import (
 )
 
 DEFAULT_SENSORS = ("junction", "edge", "mem")
+METRIC_CAPTION_WIDEST = "GPU BUSY"
 # An APU's gpu_metrics carries its CPU cores' temperatures too: in the JSON and the exporter, not on a GPU card.
 CPU_SENSOR = re.compile(r"core\d+|l3_?\d*")
 CARD_RADIUS = 10
@@ -55,6 +57,10 @@ TREND_POINTS = 150
 # the trend moves two points (4 s) at a time: its repaint (a filled polygon per card) is the largest
 # single cost of the Overview, and a 5-minute trend loses nothing by moving every 4 s
 TREND_REFRESH_S = 2 * TREND_S / TREND_POINTS
+DENSITIES = 3  # GpuCard.set_density
+DETAIL_SPACING = 8  # between a detail's caption and its value in the table
+FLOW_SPACING = 6  # the same when the details flow on lines
+DETAIL_FLOW_GAP = 12  # between two caption/value pairs on one line
 
 
 def trend_points(values: np.ndarray, expected: int, points: int = TREND_POINTS) -> np.ndarray:
@@ -72,16 +78,53 @@ def trend_points(values: np.ndarray, expected: int, points: int = TREND_POINTS) 
     return values
 
 
+def wrap_items(items: list[str], sep: str, fm: QtGui.QFontMetrics, room: int, line_end: str = "") -> list[str]:
+    """Lines of whole items joined by ``sep``, each at most ``room`` px wide where an item allows.
+
+    An item wider than ``room`` breaks between its words; a single word wider than ``room`` gets a line
+    of its own (the caller's layout widens). A line broken after an item ends with ``line_end``.
+    """
+    lines: list[str] = []
+    for item in items:
+        if fm.horizontalAdvance(item) > room and " " in item:  # too long alone: between its words
+            words = wrap_items(item.split(" "), " ", fm, room)
+            if lines and fm.horizontalAdvance(lines[-1] + sep + words[0]) <= room:
+                lines[-1] += sep + words.pop(0)
+            elif lines:
+                lines[-1] += line_end
+            lines.extend(words)
+            continue
+        if lines and fm.horizontalAdvance(lines[-1] + sep + item) <= room:
+            lines[-1] += sep + item
+        elif lines:
+            lines[-1] += line_end
+            lines.append(item)
+        else:
+            lines.append(item)
+    return lines
+
+
+def _invalidate(layout: QtWidgets.QLayout) -> None:
+    """Drop the cached sizes of a layout and every layout inside it, so a size asked now is current."""
+    layout.invalidate()
+    for i in range(layout.count()):
+        child = layout.itemAt(i).layout()
+        if child is not None:
+            _invalidate(child)
+
+
 def memory_caption(info: GpuInfo) -> str:
     return "HBM" if info.kind is GpuKind.INSTINCT else "VRAM"
 
 
 class Metric(QtWidgets.QWidget):
-    """Caption, value, detail and an optional meter, in two lines.
+    """Caption, value, detail and an optional meter, in two lines (three when the detail needs its own).
 
     The parts that change every second paint opaquely, and what was last shown is kept here, so an
     unchanged part costs a tuple compare instead of Qt round trips.
     """
+
+    shape_changed = QtCore.Signal()  # the detail moved to or from its own line: the card's height changed
 
     def __init__(self, caption: str, with_bar: bool, parent: QtWidgets.QWidget | None = None,
                  widest: str = "8888 MHz") -> None:
@@ -92,29 +135,81 @@ class Metric(QtWidgets.QWidget):
         self.detail = ElidedLabel("", self, QtCore.Qt.AlignmentFlag.AlignRight)
         self.detail.setObjectName("metricDetail")
         self.detail.set_on_surface()
+        # the same detail wrapped on lines of its own when it does not fit beside the value (_place_detail)
+        self.detail_lines = QtWidgets.QLabel("", self)
+        self.detail_lines.setObjectName("metricDetail")
+        self.detail_lines.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.detail_lines.hide()
         self.bar = MeterBar(self) if with_bar else None
         if self.bar is not None:
             self.bar.set_on_surface()
-        grid = QtWidgets.QGridLayout(self)
+        self.grid = grid = QtWidgets.QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setHorizontalSpacing(8)
         grid.setVerticalSpacing(3)
         grid.addWidget(self.caption, 0, 0)
         grid.addWidget(self.value, 0, 1)
-        grid.addWidget(self.detail, 0, 2)
         grid.setColumnStretch(2, 1)
-        caption_width = self.caption.fontMetrics().horizontalAdvance("TEMPERATURE") + 4
-        grid.setColumnMinimumWidth(0, caption_width)
+        # the widest metric caption, so the values of all five metrics line up
+        self.caption_width = self.caption.fontMetrics().horizontalAdvance(METRIC_CAPTION_WIDEST) + 4
+        grid.setColumnMinimumWidth(0, self.caption_width)
+        grid.addWidget(self.detail, 0, 2)
+        grid.addWidget(self.detail_lines, 1, 1, 1, 2)
         if self.bar is not None:
-            grid.addWidget(self.bar, 1, 0, 1, 3)
+            grid.addWidget(self.bar, 2, 0, 1, 3)
+        self.detail_below = False
         self.setAccessibleName(caption)
         self._description = ""
         self._tooltip = ""
 
+    def detail_text(self) -> str:
+        return self.detail.full_text()
+
+    def _place_detail(self, below: bool, width: int | None = None) -> None:
+        """The detail beside the value when it fits whole, else wrapped on lines under it (never elided).
+
+        "throttled: power limit (PPT0)" does not fit beside the clock on a 300 px card; cut to
+        "throttled: po…" it hid the one thing the line was there to say.
+        """
+        if below:
+            room = (self.width() if width is None else width) - self.caption_width - self.grid.horizontalSpacing()
+            fm = self.detail_lines.fontMetrics()
+            text = self.detail.full_text()
+            head, colon, rest = text.partition(": ")  # "throttled since 14:02:11" on a line, then the reasons
+            lines = wrap_items([head + ":"], " ", fm, room) if colon and fm.horizontalAdvance(text) > room else []
+            lines += wrap_items((rest if lines else text).split(", "), ", ", fm, room, ",")
+            changed = set_text(self.detail_lines, "\n".join(lines))
+        else:
+            changed = False
+        if below == self.detail_below:
+            if changed:
+                self.shape_changed.emit()
+            return
+        self.detail_below = below
+        self.detail.setVisible(not below)
+        self.detail_lines.setVisible(below)
+        self.updateGeometry()
+        self.shape_changed.emit()
+
+    def detail_fits_beside(self, width: int | None = None) -> bool:
+        text = self.detail.full_text()
+        if not text:
+            return True
+        room = (self.width() if width is None else width) - self.caption_width - self.value.width() \
+            - 2 * self.grid.horizontalSpacing()
+        return self.detail.fontMetrics().horizontalAdvance(text) + 2 <= room
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        width = event.size().width()
+        self._place_detail(not self.detail_fits_beside(width), width)
+
     def show_value(self, text: str, detail: str = "", tooltip: str = "", color: str | None = None) -> None:
         na = text == NA
         self.value.set_value(text, None if na else color, na)
-        self.detail.set_full_text(detail)
+        if detail != self.detail.full_text():
+            self.detail.set_full_text(detail)
+            self._place_detail(not self.detail_fits_beside())
         if tooltip != self._tooltip:
             self._tooltip = tooltip
             self.value.setToolTip(tooltip)
@@ -156,6 +251,17 @@ class TempReadout(QtWidgets.QWidget):
 
 
 class GpuCard(QtWidgets.QFrame):
+    """One GPU. Three densities, so eight cards fit a 1280x800 window without scrolling (issue 14):
+
+    0. roomy: details as a caption/value table, the 5-minute trend;
+    1. tight spacing, no TEMPERATURE heading, the subtitle beside the title where it fits, details as
+       caption/value pairs flowing on a few lines;
+    2. as 1 without the trend (the Graphs tab has the history).
+    The Overview picks the roomiest density at which every card fits its share of the height.
+    """
+
+    shape_changed = QtCore.Signal()  # the card's minimum height may have changed
+
     def __init__(self, info: GpuInfo, unit: str = "C", parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("gpuCard")
@@ -178,15 +284,12 @@ class GpuCard(QtWidgets.QFrame):
         self.event_chip.setObjectName("eventChip")
         self.event_chip.hide()
 
-        head = QtWidgets.QGridLayout()
+        self.head = head = QtWidgets.QGridLayout()
         head.setContentsMargins(0, 0, 0, 0)
         head.setHorizontalSpacing(6)
         head.setVerticalSpacing(0)
-        head.addWidget(self.title, 0, 0)
-        head.addWidget(self.subtitle, 1, 0, 1, 3)
-        head.addWidget(self.event_chip, 0, 1)
-        head.addWidget(self.state_chip, 0, 2)
-        head.setColumnStretch(0, 1)
+        self.head_merged: bool | None = None
+        self._place_head(False)
 
         self.temp_caption = QtWidgets.QLabel("TEMPERATURE", self)
         self.temp_caption.setObjectName("metricCaption")
@@ -201,8 +304,10 @@ class GpuCard(QtWidgets.QFrame):
         self.clocks = Metric("Clocks", False, self, "8888 MHz")
         self.fan = Metric("Fan", False, self, "8888 RPM")
         self.metrics = [self.power, self.memory, self.busy, self.clocks, self.fan]
+        for metric in self.metrics:
+            metric.shape_changed.connect(self.shape_changed)
 
-        outer = QtWidgets.QVBoxLayout(self)
+        self.outer = outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(14, 12, 14, 12)
         outer.setSpacing(8)
         outer.addLayout(head)
@@ -217,20 +322,27 @@ class GpuCard(QtWidgets.QFrame):
         outer.addLayout(self.grid)
         # PCIe, voltage, VBIOS, performance level, profile: word-wrapped, so nothing clips on a narrow card
         self.details = QtWidgets.QGridLayout()
-        self.details.setHorizontalSpacing(8)
+        self.details.setHorizontalSpacing(DETAIL_SPACING)
         self.details.setVerticalSpacing(1)
         self.detail_rows: dict[str, tuple[QtWidgets.QLabel, QtWidgets.QLabel]] = {}
         self._details_shown: list[tuple[str, str, str]] = []
-        self._detail_columns = 0
+        self.details_key: tuple = ()
         outer.addLayout(self.details)
+        # the same caption/value labels flowing on as few lines as fit, at density 1 and 2 (_place_details)
+        self.details_flow = QtWidgets.QVBoxLayout()
+        self.details_flow.setSpacing(1)
+        outer.addLayout(self.details_flow)
         self.trend_caption = QtWidgets.QLabel("", self)
         self.trend_caption.setObjectName("metricCaption")
         self.trend = Sparkline(self)
         self.trend.setMaximumHeight(TREND_MAX_HEIGHT)
         self.trend.setAccessibleName("Last 5 minutes of GPU busy and power")
-        outer.addSpacing(4)
+        self.trend_gap = QtWidgets.QSpacerItem(0, 4, QtWidgets.QSizePolicy.Policy.Minimum,
+                                               QtWidgets.QSizePolicy.Policy.Fixed)
+        outer.addItem(self.trend_gap)
         outer.addWidget(self.trend_caption)
         outer.addWidget(self.trend, 1)
+        self.density = 0
         self._columns = 0
         self._relayout(1)
         self.set_info(info)
@@ -274,7 +386,69 @@ class GpuCard(QtWidgets.QFrame):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._relayout(2 if event.size().width() >= 620 else 1)
-        self._relayout_details(self._detail_pairs_for(event.size().width()))
+        self._place_details(event.size().width())
+        self._fit_head(event.size().width())
+
+    def _place_head(self, merged: bool) -> bool:
+        """Title and subtitle on two lines, or on one ("card1 · MI300X  gfx942 · 0000:05:00.0") when the
+        card is dense and both fit whole beside the chips."""
+        if merged == self.head_merged:
+            return False
+        self.head_merged = merged
+        for widget in (self.title, self.subtitle, self.event_chip, self.state_chip):
+            self.head.removeWidget(widget)
+        bottom = QtCore.Qt.AlignmentFlag.AlignBottom
+        self.head.addWidget(self.title, 0, 0)
+        if merged:
+            self.head.addWidget(self.subtitle, 0, 1, bottom)
+            self.head.setColumnMinimumWidth(0, self.title.sizeHint().width())
+        else:
+            self.head.addWidget(self.subtitle, 1, 0, 1, 4)
+            self.head.setColumnMinimumWidth(0, 0)
+        self.head.addWidget(self.event_chip, 0, 2)
+        self.head.addWidget(self.state_chip, 0, 3)
+        self.head.setColumnStretch(0, 0 if merged else 1)
+        self.head.setColumnStretch(1, 1 if merged else 0)
+        return True
+
+    def _head_fits_one_line(self, width: int) -> bool:
+        margins = self.outer.contentsMargins()
+        chips = sum(c.sizeHint().width() + self.head.horizontalSpacing()
+                    for c in (self.event_chip, self.state_chip) if not c.isHidden())
+        need = self.title.sizeHint().width() + self.head.horizontalSpacing() + self.subtitle.sizeHint().width() + chips
+        return need <= width - margins.left() - margins.right()
+
+    def _fit_head(self, width: int | None = None) -> bool:
+        """True when the head changed lines (the card's height changed)."""
+        width = self.width() if width is None else width
+        return self._place_head(self.density >= 1 and self._head_fits_one_line(width))
+
+    def set_density(self, level: int) -> None:
+        """0 roomy, 1 tight with details as lines, 2 as 1 without the trend (see the class docstring)."""
+        level = max(0, min(DENSITIES - 1, level))
+        if level == self.density:
+            return
+        was_hidden = self.density >= 2
+        self.density = level
+        compact = level >= 1
+        self.outer.setContentsMargins(14, 8 if compact else 12, 14, 8 if compact else 12)
+        self.outer.setSpacing(4 if compact else 8)
+        self.grid.setVerticalSpacing(5 if compact else 10)
+        self.trend_gap.changeSize(0, 0 if compact else 4, QtWidgets.QSizePolicy.Policy.Minimum,
+                                  QtWidgets.QSizePolicy.Policy.Fixed)
+        self.temp_caption.setVisible(not compact)  # "Junction 74 °C" says what it is without the heading
+        self._place_details(self.width())
+        self._fit_head()
+        self.trend_caption.setVisible(level < 2)
+        self.trend.setVisible(level < 2)
+        if was_hidden and level < 2:
+            self.trend_at = -1e9  # it was not kept up to date while hidden
+        _invalidate(self.outer)
+
+    def needed_height(self) -> int:
+        """The least height this card needs at its current density."""
+        _invalidate(self.outer)
+        return self.minimumSizeHint().height()
 
     def _ensure_temps(self, sensors) -> None:
         wanted = ordered_sensors(set(sensors))
@@ -297,6 +471,8 @@ class GpuCard(QtWidgets.QFrame):
         if not info.on_amdgpu and info.driver:
             parts.append(f"driver: {info.driver} (not amdgpu)")
         self.subtitle.set_full_text(" · ".join(parts))
+        if self.head_merged is not None and self._fit_head():  # a new name may not fit beside the address
+            self.shape_changed.emit()
 
     def set_unit(self, unit: str) -> None:
         if unit != self.unit:
@@ -314,6 +490,8 @@ class GpuCard(QtWidgets.QFrame):
         set_text(self.state_chip, text)
         set_tooltip(self.state_chip, detail)
         self.state_chip.setVisible(bool(text))
+        if self._fit_head():
+            self.shape_changed.emit()
         for widget in (*self.metrics, *self.temps.values()):
             widget.setEnabled(state != "gone")
 
@@ -329,6 +507,8 @@ class GpuCard(QtWidgets.QFrame):
         set_tooltip(self.event_chip, history)
         self.event_chip.setAccessibleName(f"GPU event: {event.detail}")
         self.event_chip.show()
+        if self._fit_head():
+            self.shape_changed.emit()
 
     # -- values ---------------------------------------------------------------------------------------
     def wants_trend(self) -> bool:
@@ -356,14 +536,17 @@ class GpuCard(QtWidgets.QFrame):
                 value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
                 value.setAccessibleName(caption)
                 labels = self.detail_rows[caption] = (name, value)
-                self._detail_columns = 0
             name, value = labels
             set_text(value, text)  # only when it changed: a relabel relayouts the card
             set_tooltip(value, tip)
             set_tooltip(name, tip)
             value.setAccessibleDescription(f"{text} ({tip})")
-        self._detail_columns = 0  # a text changed width: its place is decided again
-        self._relayout_details(self._detail_pairs_for(self.width()))
+        self._place_details(self.width())  # a text changed width: its place is decided again
+        self.shape_changed.emit()
+
+    def _pair_width(self, caption: str) -> int:
+        name, value = self.detail_rows[caption]
+        return name.sizeHint().width() + FLOW_SPACING + value.fontMetrics().horizontalAdvance(value.text()) + 2
 
     def _detail_pairs_for(self, width: int) -> int:
         """Two pairs to a row only where both fit whole beside each other (none is ever elided)."""
@@ -375,22 +558,72 @@ class GpuCard(QtWidgets.QFrame):
         room = width - margins.left() - margins.right()
         return 2 if room >= 2 * (names + values + 2 * self.details.horizontalSpacing()) + 16 else 1
 
-    def _relayout_details(self, pairs: int) -> None:
-        """One caption/value pair per row on a narrow card, two side by side on a wide one."""
-        if pairs == self._detail_columns:
+    def _flow_rows(self, width: int) -> list[list[str]]:
+        """Captions on each line of the flowing details: whole pairs, as many as fit a line.
+
+        The read values first, the N/A ones after them: short "VOLTAGE N/A" pairs pack together, so
+        an Instinct card (most details N/A) needs two lines instead of three.
+        """
+        margins = self.layout().contentsMargins()
+        room = width - margins.left() - margins.right()
+        rows: list[list[str]] = []
+        used = 0
+        order = sorted(self.detail_rows, key=lambda c: self.detail_rows[c][1].text() == NA)  # stable
+        for caption in order:
+            need = self._pair_width(caption)
+            if rows and used + DETAIL_FLOW_GAP + need <= room:
+                rows[-1].append(caption)
+                used += DETAIL_FLOW_GAP + need
+            else:
+                rows.append([caption])
+                used = need
+        return rows
+
+    def _place_details(self, width: int) -> None:
+        """A caption/value table (density 0; two pairs a row on a wide card) or pairs flowing on lines.
+
+        The same labels in both, so each N/A keeps its own reason in its tooltip (and its footnote on
+        a screenshot). Nothing moves unless the arrangement changes.
+        """
+        if self.density == 0:
+            key: tuple = ("table", self._detail_pairs_for(width), tuple(self.detail_rows))
+        else:
+            key = ("flow", tuple(tuple(row) for row in self._flow_rows(width)))
+        if key == self.details_key:
             return
-        self._detail_columns = pairs
+        self.details_key = key
         for name, value in self.detail_rows.values():
             self.details.removeWidget(name)
             self.details.removeWidget(value)
-        for i, (name, value) in enumerate(self.detail_rows.values()):
-            row, col = divmod(i, pairs)
-            self.details.addWidget(name, row, 2 * col)
-            self.details.addWidget(value, row, 2 * col + 1)
-        for c in range(4):
-            self.details.setColumnStretch(c, 1 if c % 2 and c // 2 < pairs else 0)
+        while self.details_flow.count():
+            row = self.details_flow.takeAt(0).layout()
+            if row is not None:
+                while row.count():
+                    row.takeAt(0)
+                row.deleteLater()
+        if key[0] == "table":
+            pairs = key[1]
+            for i, (name, value) in enumerate(self.detail_rows.values()):
+                row, col = divmod(i, pairs)
+                self.details.addWidget(name, row, 2 * col)
+                self.details.addWidget(value, row, 2 * col + 1)
+            for c in range(4):
+                self.details.setColumnStretch(c, 1 if c % 2 and c // 2 < pairs else 0)
+            return
+        for captions in key[1]:
+            line = QtWidgets.QHBoxLayout()
+            line.setSpacing(FLOW_SPACING)
+            for n, caption in enumerate(captions):
+                if n:
+                    line.addSpacing(DETAIL_FLOW_GAP - FLOW_SPACING)
+                name, value = self.detail_rows[caption]
+                line.addWidget(name)
+                line.addWidget(value)
+            line.addStretch(1)
+            self.details_flow.addLayout(line)
 
-    def update_sample(self, s: GpuSample) -> None:
+    def update_sample(self, s: GpuSample, throttled_since: float | None = None) -> None:
+        """Show ``s``; ``throttled_since`` is when the running throttle span began (the feed's history)."""
         self.sample = s
         self._show_details(s)
         pal = theme.current()
@@ -465,8 +698,11 @@ class GpuCard(QtWidgets.QFrame):
             throttle = s.throttle or {}
             if throttle.get("active"):  # the driver's own reasons (gpu_metrics), not a guess from the clock
                 reasons = ", ".join(throttle.get("reasons") or []) or "no reason given"
-                detail = f"throttled: {reasons}"
-                tip = f"The driver reports throttling: {reasons}. {tip}".strip()
+                since = ""
+                if is_number(throttled_since):  # from the history's throttle log: right after a tab switch too
+                    since = f" since {time.strftime('%H:%M:%S', time.localtime(throttled_since))}"
+                detail = f"throttled{since}: {reasons}"
+                tip = f"The driver reports throttling{since}: {reasons}. {tip}".strip()
             self.clocks.show_value(fmt_mhz(sclk) + sclk_level.replace(" (DPM level)", " lvl"), detail, tip,
                                    pal.warm if throttle.get("active") else None)
         else:
@@ -481,13 +717,24 @@ class GpuCard(QtWidgets.QFrame):
             self.fan.show_value(NA, "", reason_of(na, "fan_rpm", "fan_percent"))
 
 
+class _ScrollArea(QtWidgets.QScrollArea):
+    """A scroll area that says when it was resized (not an event filter: those run during teardown)."""
+
+    resized: Callable[[], object] | None = None
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.resized is not None:
+            self.resized()
+
+
 class OverviewTab(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.setAccessibleName("Overview")
         self.cards: dict[str, GpuCard] = {}
-        self.scroll = QtWidgets.QScrollArea(self)
+        self.scroll = _ScrollArea(self)
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.body = QtWidgets.QWidget()
@@ -515,6 +762,12 @@ class OverviewTab(QtWidgets.QWidget):
         lay.addWidget(self.scroll)
         self._pending: Snapshot | None = None
         self._columns = 0
+        self._fit_timer = QtCore.QTimer(self)  # one fit per burst of size changes
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_density)
+        # the height to share is the viewport's: it also changes when the recorded-sample line appears
+        self.scroll.resized = self._fit_timer.start
 
         feed = ctx.feed
         feed.snapshot.connect(self.on_snapshot)
@@ -537,6 +790,7 @@ class OverviewTab(QtWidgets.QWidget):
             card = self.cards.get(info.pci)
             if card is None:
                 card = GpuCard(info, self.ctx.settings.temp_unit, self.body)
+                card.shape_changed.connect(self._fit_timer.start)
                 self.cards[info.pci] = card
             elif card.state == "gone":
                 card.set_state("ok")
@@ -576,11 +830,35 @@ class OverviewTab(QtWidgets.QWidget):
             self.grid.setColumnStretch(c, 1 if c < cols else 0)
         for r in range(8):
             self.grid.setRowStretch(r, 1 if r < rows else 0)
+        self._fit_timer.start()
+
+    def fit_density(self) -> None:
+        """The roomiest card density at which every visible card fits its row's share of the height.
+
+        Eight MI300X cards at 1280x800 scrolled once the cards gained their details (issue 14). With
+        more rows than fit even at the densest, the tab scrolls as before.
+        """
+        cards = [self.cards[pci] for pci in self.visible_pcis()]
+        if not cards or not self._columns:
+            return
+        rows = -(-len(cards) // self._columns)
+        margins = self.grid.contentsMargins()
+        budget = (self.scroll.viewport().height() - margins.top() - margins.bottom()
+                  - self.grid.verticalSpacing() * (rows - 1)) // rows
+        for level in range(DENSITIES):
+            for card in cards:
+                card.set_density(level)
+            if max(card.needed_height() for card in cards) <= budget:
+                break
+        if self.isVisible() and self.ctx.feed.last_snapshot is not None:
+            self._apply(self.ctx.feed.last_snapshot)  # a trend shown again is drawn at once
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self.cards and self.columns_for(len(self.visible_pcis())) != self._columns:
             self._arrange()
+        self._fit_timer.start()
+
 
     # -- samples -------------------------------------------------------------------------------------
     def on_snapshot(self, snapshot: Snapshot) -> None:
@@ -605,10 +883,15 @@ class OverviewTab(QtWidgets.QWidget):
         for sample in snapshot.gpus:
             card = self.cards.get(sample.info.pci)
             if card is not None and card.isVisible():
-                card.update_sample(sample)
+                card.update_sample(sample, self._throttled_since(card.info.pci))
                 if card.wants_trend() and (force_trend or now - card.trend_at >= TREND_REFRESH_S):
                     card.trend_at = now
                     self._update_trend(card)
+
+    def _throttled_since(self, pci: str) -> float | None:
+        history = self.ctx.feed.history
+        span = history[pci].throttle.active if pci in history else None
+        return span.start if span is not None else None
 
     def _update_trend(self, card: GpuCard) -> None:
         history = self.ctx.feed.history
@@ -623,8 +906,17 @@ class OverviewTab(QtWidgets.QWidget):
             frac = window.values["power_w"].astype(np.float64) / window.values["power_cap_w"]
         card.update_trend(busy, trend_points(frac, expected))
 
+    # -- Tab --------------------------------------------------------------------------------------------
+    def on_shown(self) -> None:
+        """Nothing more: showEvent already applies the sample that arrived while hidden."""
+
+    def screenshot_ready(self) -> bool:
+        """Ready once the card density fit after the last resize has run (else cards may be cut off)."""
+        return bool(self.cards) and not self._fit_timer.isActive()
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        self._fit_timer.start()
         latest = self._pending or self.ctx.feed.last_snapshot
         if latest is not None:
             self._apply(latest, force_trend=True)

@@ -212,6 +212,7 @@ class ProcessesTab(QtWidgets.QWidget):
         lay.addWidget(self.plot)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self._pending: Snapshot | None = None
+        self._shown_any = False  # a sample has been applied to the table
         self._last_apply = -1e9
         self._timer = QtCore.QTimer(self)
         self._timer.setSingleShot(True)
@@ -236,6 +237,14 @@ class ProcessesTab(QtWidgets.QWidget):
         if self.isVisible() and self._pending is not None:
             self._apply()
 
+    # -- Tab --------------------------------------------------------------------------------------------
+    def on_shown(self) -> None:
+        """Nothing more: showEvent already applies the latest sample."""
+
+    def screenshot_ready(self) -> bool:
+        """Ready when the table shows a sample and none waits (the feed's latest may still be on its way)."""
+        return self._pending is None and (self._shown_any or self.ctx.feed.last_snapshot is None)
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._pending is None:
@@ -249,6 +258,7 @@ class ProcessesTab(QtWidgets.QWidget):
             if self.model.rowCount() == 0:
                 self._show_empty("Waiting for the first sample…")
             return
+        self._shown_any = True
         names = {}
         for g in snapshot.gpus:
             names[g.info.pci] = gpu_label(g.info)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import html
 import logging
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +25,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 from rocmdesk.atomic_file import atomic_write_text
 from rocmdesk.report.svg_charts import Chart, ChartStyle, chart_svg, history_charts
 from rocmdesk.ui import theme
+from rocmdesk.ui.background import Background
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import NA, fmt_bytes
 
@@ -70,12 +70,7 @@ class ReportTab(QtWidgets.QWidget):
         self.ctx = ctx
         self.report: Any = None
         self.markdown = ""
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rocmdesk-report")
-        self._pending: Future | None = None
-        self._on_done: Any = None
-        self._poll = QtCore.QTimer(self)
-        self._poll.setInterval(50)
-        self._poll.timeout.connect(self._check_pending)
+        self._work = Background(self)  # one job at a time: build, or collect for a bundle
         self.save_path_provider = self._ask_save_path  # tests replace it
         self.preview_dialog: QtWidgets.QDialog | None = None
 
@@ -131,7 +126,6 @@ class ReportTab(QtWidgets.QWidget):
         if snapshot_signal is not None:
             snapshot_signal.connect(self._on_feed_snapshot)
         self._set_busy(False)
-        self.destroyed.connect(lambda *_: self._pool.shutdown(wait=False, cancel_futures=True))
 
     # -- data ------------------------------------------------------------------------------------------
     def _source_text(self) -> str:
@@ -189,7 +183,7 @@ class ReportTab(QtWidgets.QWidget):
             return None
 
     def on_shown(self) -> None:
-        if self.report is None and self._pending is None:
+        if self.report is None and not self._work.busy:
             self.refresh()
 
     def refresh(self) -> None:
@@ -237,7 +231,7 @@ class ReportTab(QtWidgets.QWidget):
         self.report_ready.emit()
 
     def _on_feed_snapshot(self, *_args: Any) -> None:
-        if not self._waiting_for_history or self._pending is not None:
+        if not self._waiting_for_history or self._work.busy:
             return
         if self._recording() is not None:
             self._waiting_for_history = False
@@ -277,43 +271,31 @@ class ReportTab(QtWidgets.QWidget):
 
     # -- background work -------------------------------------------------------------------------------
     def _run(self, fn: Any, done: Any, message: str) -> None:
-        if self._pending is not None:
+        if self._work.busy:
             return
         self.status.setText(message)
         self._set_busy(True)
-        self._pending = self._pool.submit(fn)
-        self._on_done = done
-        self._poll.start()
 
-    def _check_pending(self) -> None:
-        future = self._pending
-        if future is None or not future.done():
-            return
-        self._poll.stop()
-        self._pending = None
-        self._set_busy(False)
-        try:
-            result = future.result()
-        except Exception as exc:
-            log.exception("report work failed")
+        def finished(result: Any) -> None:
+            self._set_busy(False)
+            done(result)
+            # again after the result is in: computed before it, Save and Copy stayed disabled after the
+            # first report was built
+            self._set_busy(self._work.busy)
+
+        def failed(exc: BaseException) -> None:
+            log.error("report work failed: %s", exc, exc_info=exc)
+            self._set_busy(False)
             self.status.setText(f"Failed: {type(exc).__name__}: {exc}")
-            return
-        self._on_done(result)
-        # again after the result is in: computed before it, Save and Copy stayed disabled after the
-        # first report was built
-        self._set_busy(self._pending is not None)
+
+        self._work.submit(fn, finished, failed, name="rocmdesk-report")
 
     def wait_idle(self, timeout_ms: int = 20000) -> bool:
         """Block (processing events) until background work is done; for tests and screenshots."""
-        timer = QtCore.QElapsedTimer()
-        timer.start()
-        while self._pending is not None and timer.elapsed() < timeout_ms:
-            QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 50)
-            self._check_pending()
-        return self._pending is None
+        return self._work.wait_idle(timeout_ms)
 
     def screenshot_ready(self) -> bool:
-        return self.report is not None and self._pending is None and not self._waiting_for_history
+        return self.report is not None and not self._work.busy and not self._waiting_for_history
 
     def _set_busy(self, busy: bool) -> None:
         """Each button enabled exactly when it would work; a disabled one says why in its tooltip."""

@@ -17,6 +17,7 @@ from collections.abc import Callable
 log = logging.getLogger(__name__)
 
 TABS = ("overview", "graphs", "processes", "diagnosis", "tuning", "report")
+GRAPH_METRICS = ("temp", "power", "memory", "busy", "clocks", "fan")  # ui.settings.GRAPH_METRICS (no Qt here)
 MAX_SIDE = 8192
 
 
@@ -59,13 +60,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seconds", type=parse_seconds, default=3.0, metavar="N",
                         help="sample this long before saving (default: 3)")
     parser.add_argument("--size", type=parse_size, default=(1920, 1080), metavar="WxH",
-                        help="window size in logical pixels (default: 1920x1080)")
+                        help="window size in logical pixels (default: 1920x1080); the PNG is taller by the strip "
+                             "listing the reasons of any N/A shown")
     parser.add_argument("--scale", type=parse_scale, default=None, metavar="F",
                         help="device pixel ratio, e.g. 2 for a HiDPI picture (the PNG is F times larger)")
     parser.add_argument("--theme", choices=("system", "light", "dark"), default="light",
                         help="colour theme (default: light)")
     parser.add_argument("--demo-recording", metavar="NAME", default=None,
                         help="demo recording to show (mi300x-node or rx7900xtx-comfyui)")
+    parser.add_argument("--graph-metric", choices=GRAPH_METRICS, default=None,
+                        help="the metric of the Graphs tab's one-plot-per-GPU view (default: temp)")
     parser.add_argument("-o", "--output", required=True, metavar="PNG", help="where to write the PNG")
 
 
@@ -86,11 +90,13 @@ def run(args: argparse.Namespace) -> int:
         result = render_screenshot(
             output=args.output, tab=args.tab, seconds=args.seconds, size=args.size, theme_name=args.theme,
             demo=args.demo or args.backend == "demo", root=args.root, open_bundle=args.open_bundle,
-            backend=args.backend, recording=args.demo_recording,
+            backend=args.backend, recording=args.demo_recording, graph_metric=args.graph_metric,
         )
     except Exception as exc:  # a clear line, not a traceback, for a wrong --root or bundle
         log.debug("screenshot failed", exc_info=True)
         print(f"rocmdesk screenshot: {exc}", file=sys.stderr)
         return 1
-    print(f"{result.path} ({result.width}x{result.height} px, tab {result.tab}, {result.mode} data)")
+    notes = len(result.na_notes)
+    listed = f", {notes} N/A reason{'s' if notes != 1 else ''} listed under the picture" if notes else ""
+    print(f"{result.path} ({result.width}x{result.height} px, tab {result.tab}, {result.mode} data{listed})")
     return 0

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-import platformdirs
-
 from rocmdesk.atomic_file import atomic_write_text
+from rocmdesk.xdg_paths import config_dir, pictures_dir  # noqa: F401  (pictures_dir: the window's screenshots)
 
 log = logging.getLogger(__name__)
 
@@ -26,47 +24,6 @@ TEMP_UNITS = ("C", "F")
 GRAPH_MODES = ("overlay", "single")
 GRAPH_LAYOUTS = ("auto", "overlay", "multiples")  # auto: one plot per GPU above four GPUs (graph_specs)
 GRAPH_METRICS = ("temp", "power", "memory", "busy", "clocks", "fan")
-
-
-def config_dir() -> Path:
-    return Path(platformdirs.user_config_dir("rocmdesk", appauthor=False))
-
-
-def pictures_dir() -> Path:
-    """Where screenshots go by default: the XDG pictures folder, else the home folder.
-
-    ``platformdirs.user_pictures_dir`` exists only from platformdirs 3.3; Debian 12 ships 2.6, where
-    the Screenshot button raised AttributeError. Without it, ``XDG_PICTURES_DIR`` from
-    ``~/.config/user-dirs.dirs`` (what xdg-user-dirs writes) is read here the same way.
-    """
-    home = Path(os.path.expanduser("~"))
-    finder = getattr(platformdirs, "user_pictures_dir", None)
-    if callable(finder):
-        try:
-            found = finder()
-        except Exception as exc:  # a broken user-dirs file must not stop a screenshot
-            log.warning("platformdirs cannot find the pictures folder: %s", exc)
-            found = ""
-        return Path(found) if found else home
-    return _xdg_user_dir("XDG_PICTURES_DIR", home) or home
-
-
-def _xdg_user_dir(key: str, home: Path) -> Path | None:
-    """One entry of ``$XDG_CONFIG_HOME/user-dirs.dirs`` (lines like ``XDG_PICTURES_DIR="$HOME/Pictures"``)."""
-    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    try:
-        text = (config / "user-dirs.dirs").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        name, sep, value = line.strip().partition("=")
-        if sep and name.strip() == key:
-            value = value.strip().strip('"')
-            if value.startswith("$HOME"):
-                value = str(home) + value[len("$HOME"):]
-            if value.startswith("/") and value.rstrip("/") != str(home):
-                return Path(value)
-    return None
 
 
 def settings_path() -> Path:

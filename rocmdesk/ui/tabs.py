@@ -1,24 +1,21 @@
-"""The tabs of the main window, in order, and how to add one.
+"""The tabs of the main window, in order, what every tab provides, and how to add one.
 
 To add a tab, write ``rocmdesk/ui/<name>_tab.py`` with a ``QWidget`` subclass taking
-``(ctx: AppContext, parent=None)`` and add a line to :data:`TAB_FACTORIES`::
+``(ctx: AppContext, parent=None)`` that implements :class:`Tab`, and add a line to :data:`TAB_FACTORIES`::
 
     TabSpec("diagnosis", "Diagnosis", "rocmdesk.ui.diagnosis_tab", "DiagnosisTab"),
 
-A tab whose module does not exist yet is skipped (features land one issue at a time; the
-window never shows an empty placeholder). Shortcuts are Ctrl+1, Ctrl+2... in this order.
-A tab may define ``on_shown()`` (called when it becomes the current tab) and
-``screenshot_ready() -> bool`` (the screenshot command waits for it). At run time,
-``MainWindow.add_tab(widget, title, key)`` adds any widget as a tab.
+Shortcuts are Ctrl+1, Ctrl+2... in this order. At run time, ``MainWindow.add_tab(widget, title, key)``
+adds any widget as a tab; the window calls the :class:`Tab` methods only on widgets that have them.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from PySide6 import QtWidgets
 
@@ -45,17 +42,15 @@ TAB_FACTORIES: tuple[TabSpec, ...] = (
 )
 
 
-def available_tabs(specs: tuple[TabSpec, ...] = TAB_FACTORIES) -> list[TabSpec]:
-    """The specs whose module is installed."""
-    out = []
-    for spec in specs:
-        try:
-            found = importlib.util.find_spec(spec.module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if found:
-            out.append(spec)
-    return out
+@runtime_checkable
+class Tab(Protocol):
+    """What the window and the screenshot command ask of every built-in tab."""
+
+    def on_shown(self) -> None:
+        """The tab became the current one: refresh what is cheap to refresh, start what waits for it."""
+
+    def screenshot_ready(self) -> bool:
+        """Whether a picture now shows the tab's real content (not "running…"): the screenshot waits for it."""
 
 
 def load_factory(spec: TabSpec) -> Callable[[AppContext, QtWidgets.QWidget | None], QtWidgets.QWidget]:
@@ -63,5 +58,5 @@ def load_factory(spec: TabSpec) -> Callable[[AppContext, QtWidgets.QWidget | Non
 
 
 def tab_keys() -> list[str]:
-    """Keys accepted by ``rocmdesk screenshot --tab`` (all known, built or not)."""
+    """Keys accepted by ``rocmdesk screenshot --tab``."""
     return [spec.key for spec in TAB_FACTORIES]

@@ -144,3 +144,63 @@ def test_tray_setting_survives_a_damaged_file(tmp_path):
     assert loaded.tray_icon is True and loaded.alerts_enabled is True
     path.write_text('{"tray_icon": false}')
     assert Settings.load(path).tray_icon is False
+
+
+# -- Settings menu in the window (issue 14, item 6: thresholds and on/off in settings) ----------------
+def _menu_actions(menu) -> dict:
+    return {a.text(): a for a in menu.actions() if a.text()}
+
+
+def test_settings_menu_switches_notifications_tray_and_throttle_delay(qtbot):
+    from PySide6 import QtWidgets
+
+    ctx = _ctx(live=True)
+    owner = QtWidgets.QWidget()
+    qtbot.addWidget(owner)
+    alerts = DesktopAlerts(ctx, send=lambda a: None, tray_available=True)
+    menu = alerts.settings_menu(owner)
+    actions = _menu_actions(menu)
+    tray = actions["Tray icon with the hottest GPU"]
+    notify = actions["Desktop notifications"]
+    assert tray.isChecked() and notify.isChecked() and alerts.tray is not None
+    tray.trigger()  # off from the window
+    assert alerts.tray is None and ctx.settings.tray_icon is False
+    tray.trigger()  # and back on: the icon is there again, without a restart
+    assert alerts.tray is not None and ctx.settings.tray_icon is True
+    _menu_actions(alerts.tray.contextMenu())["Hide this icon"].trigger()  # the tray's own menu agrees
+    assert alerts.tray is None and not tray.isChecked() and ctx.settings.tray_icon is False
+    notify.trigger()
+    assert ctx.settings.alerts_enabled is False and not alerts.engine.rules.enabled
+    delays = {a.text(): a for a in alerts.throttle_menu.actions()}
+    assert list(delays) == ["after 10 s", "after 30 s", "after 1 min", "after 5 min"]
+    assert delays["after 30 s"].isChecked()  # the default
+    delays["after 5 min"].trigger()
+    assert ctx.settings.alert_throttle_s == 300 and alerts.engine.rules.throttle_after_s == 300.0
+    assert not alerts.engine.rules.enabled  # changing the delay does not switch alerts back on
+    assert not delays["after 30 s"].isChecked()
+
+
+def test_settings_menu_keeps_an_odd_saved_delay_and_says_why_nothing_happens_off_live(qtbot):
+    ctx = _ctx(live=True)
+    ctx.settings.alert_throttle_s = 45  # written by hand in settings.json: offered as it is
+    alerts = DesktopAlerts(ctx, send=lambda a: None, tray_available=False)
+    checked = [a.text() for a in alerts.throttle_actions.actions() if a.isChecked()]
+    assert checked == ["after 45 s"] and alerts.engine.rules.throttle_after_s == 45.0
+    alerts.tray_action.setChecked(False)
+    alerts.tray_action.setChecked(True)  # no tray on this desktop: the setting is kept, no icon appears
+    assert alerts.tray is None and ctx.settings.tray_icon is True
+    assert "no system tray" in alerts.tray_action.toolTip()
+    demo = DesktopAlerts(_ctx(live=False), send=lambda a: None, tray_available=True)
+    demo.tray_action.setChecked(False)
+    demo.tray_action.setChecked(True)
+    assert demo.tray is None and "Only the live machine" in demo.notify_action.toolTip()
+
+
+def test_the_window_has_the_settings_menu_before_help(qtbot, open_window, manual_factory):
+    from tests.gui.conftest import FakeBackend, fake_source
+
+    session = open_window(fake_source(FakeBackend(1)), sampler_factory=manual_factory)
+    titles = [a.text() for a in session.window.menuBar().actions()]
+    assert titles[:2] == ["&Settings", "&Help"]
+    menu = session.window.menuBar().actions()[0].menu()
+    assert "Desktop notifications" in _menu_actions(menu)

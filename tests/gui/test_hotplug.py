@@ -7,6 +7,7 @@ import os
 import threading
 
 from rocmdesk.host import HostRoot
+from rocmdesk.telemetry.discovery import card_identities
 from rocmdesk.telemetry.hotplug import HotplugMonitor, classify, list_cards
 from tests.support.sysfs_tree import GpuSpec, build_root
 
@@ -95,14 +96,14 @@ def test_an_unreadable_drm_folder_is_not_every_gpu_removed(tmp_path, caplog):
     """A transient error listing /sys/class/drm used to read as an empty card list: all GPUs 'removed'."""
     root = build_root(tmp_path / "r", [GpuSpec("rx6600", pci="0000:03:00.0"), GpuSpec("rx580", pci="0000:04:00.0")])
     monitor = HotplugMonitor(HostRoot(root), lambda e: None, rescan_interval_s=10)
-    monitor._known = {"card0", "card1"}
+    monitor._known = card_identities(HostRoot(root))
     drm = root / "sys/class/drm"
     hidden = root / "sys/class/drm.away"
     drm.rename(hidden)  # what a failing listdir looks like from here
     try:
         with caplog.at_level(logging.WARNING, logger="rocmdesk.telemetry.hotplug"):
             assert monitor.rescan_once() == []
-        assert monitor._known == {"card0", "card1"} and "cannot list /sys/class/drm" in caplog.text
+        assert set(monitor._known) == {"card0", "card1"} and "cannot list /sys/class/drm" in caplog.text
     finally:
         hidden.rename(drm)
     # a listable folder with the cards really gone still reports them

@@ -6,6 +6,7 @@ import pytest
 
 from rocmdesk.report.bundle import open_bundle
 from tests.gui.conftest import demo_small
+from tests.gui.test_demo_machine import FAULTS
 
 pytestmark = pytest.mark.gui
 
@@ -28,8 +29,7 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
     assert "not this machine" in tab.telemetry_source.text()
     assert tab.system_source.text() == "Demo machine rx7900xtx-comfyui (not this machine)"
     assert "System and diagnosis: demo machine rx7900xtx-comfyui" in tab.markdown
-    assert {f["id"] for f in tab.report.findings} == {"initramfs-stale", "user-not-in-render-group",
-                                                       "torch-wheel-mismatch"}
+    assert {f["id"] for f in tab.report.findings} == FAULTS  # the demo machine's faults, as Diagnosis shows
     assert "Telemetry and processes: demo recording" in tab.markdown
     assert "Telemetry from demo recording" in tab.markdown  # said again at the telemetry
     preview = tab.preview.toPlainText()

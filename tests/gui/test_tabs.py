@@ -121,21 +121,24 @@ def test_theme_switch_recolours_without_losing_data(qtbot, open_window, manual_f
     assert theme.current().name == "light"
 
 
-def test_tab_registry_skips_missing_modules_and_add_tab_gives_shortcuts(qtbot, open_window, manual_factory):
+def test_every_built_in_tab_is_a_tab_and_add_tab_gives_shortcuts(qtbot, open_window, manual_factory):
     from PySide6 import QtWidgets
 
-    from rocmdesk.ui.tabs import TabSpec, available_tabs
+    from rocmdesk.ui.tabs import TAB_FACTORIES, Tab
 
-    specs = (TabSpec("overview", "Overview", "rocmdesk.ui.overview_tab", "OverviewTab"),
-             TabSpec("nope", "Nope", "rocmdesk.ui.no_such_tab", "NoSuchTab"))
-    assert [s.key for s in available_tabs(specs)] == ["overview"]
     session = _session(qtbot, open_window, manual_factory, FakeBackend(1), ticks=1)
     window = session.window
+    assert list(window.tab_widgets) == [spec.key for spec in TAB_FACTORIES]
+    for key, widget in window.tab_widgets.items():
+        assert isinstance(widget, Tab), f"the {key} tab lacks on_shown/screenshot_ready"
+        window.show_tab(key)
+        qtbot.waitUntil(widget.screenshot_ready, timeout=10_000)
     extra = QtWidgets.QLabel("extra")
     index = window.add_tab(extra, "Extra", "extra")
     assert window.tabs.widget(index) is extra and "Ctrl+" in window.tabs.tabToolTip(index)
     assert window.show_tab("extra") and window.current_tab_key() == "extra"
     assert not window.show_tab("missing")
+    assert not isinstance(extra, Tab)  # a plain widget: the window calls no Tab method on it
     assert not window.pause_action.isEnabled()  # nothing to pause on this tab
     window.show_tab("graphs")
     assert window.pause_action.isEnabled()
@@ -148,7 +151,7 @@ def test_broken_tab_does_not_stop_the_window(qtbot, open_window, manual_factory,
     from rocmdesk.ui.tabs import TAB_FACTORIES, TabSpec
 
     broken = TabSpec("broken", "Broken", "rocmdesk.ui.formatting", "no_such_factory")
-    monkeypatch.setattr(mw, "available_tabs", lambda: [*TAB_FACTORIES[:1], broken])
+    monkeypatch.setattr(mw, "TAB_FACTORIES", (*TAB_FACTORIES[:1], broken))
     session = _session(qtbot, open_window, manual_factory, FakeBackend(1), ticks=1)
     assert list(session.window.tab_widgets) == ["overview"]
     assert "broken" in session.window.tab_errors

@@ -29,11 +29,10 @@ from tests.unit.fixes.helper_trees import GPU_PCI, HELPER_FILE, build_host, load
 
 UNSHARE = "/usr/bin/unshare"
 
-# Runs inside the new namespace only: unshare starts it after the namespace exists, so a failure to
-# unshare means none of these mounts happen. `set -e` stops at the first failed mount.
-NAMESPACE_SCRIPT = r"""
-set -e
-R="$1"; shift
+# Run inside the new namespace only: unshare starts the script after the namespace exists, so a failure to
+# unshare means none of these mounts happen. `set -e` (set by each script) stops at the first failed mount.
+# $R is the tree whose folders stand in for /sys, /etc, /var/lib, /var/log and the tools the helper calls.
+NAMESPACE_MOUNTS = r"""
 mount --make-rprivate /
 mount --bind "$R/sys" /sys
 mount --bind "$R/etc" /etc
@@ -45,7 +44,11 @@ for tool in /usr/bin/dracut /usr/bin/mkinitcpio; do
   if [ -e "$tool" ]; then mount --bind "$R/not-a-tool" "$tool"; fi
 done
 if [ -e /dev/log ]; then mount --bind "$R/not-a-socket" /dev/log; fi
-exec /usr/bin/env -i PKEXEC_UID=1000 "$@"
+"""
+NAMESPACE_SCRIPT = r"""
+set -e
+R="$1"; shift
+""" + NAMESPACE_MOUNTS + r"""exec /usr/bin/env -i PKEXEC_UID=1000 "$@"
 """
 
 FAKE_GROUP_TOOL = r"""#!/usr/bin/python3 -I
@@ -108,7 +111,8 @@ def namespace_host(tmp_path: Path) -> Path:
         path.chmod(0o755)
     if os.path.exists("/etc/ld.so.cache"):  # the dynamic linker inside the namespace reads the bound /etc
         shutil.copy2("/etc/ld.so.cache", root / "etc/ld.so.cache")
-    # the DDX's own file (facts section 2): keeps an Xorg config in place so the check can pass, not skip
+    # the DDX's own file (xorg/driver/xf86-video-amdgpu conf/10-amdgpu.conf): keeps an Xorg config in place so the
+    # check can pass, not skip
     (root / "etc/X11/xorg.conf.d/10-amdgpu.conf").write_text(
         'Section "OutputClass"\n Identifier "AMDgpu"\n MatchDriver "amdgpu"\n Driver "amdgpu"\nEndSection\n')
     (root / "var/lib/rocmdesk").mkdir(parents=True)

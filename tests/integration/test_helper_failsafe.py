@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_helper_e2e import UNSHARE, namespace_host
+from tests.integration.test_helper_e2e import NAMESPACE_MOUNTS, UNSHARE, namespace_host
 from tests.unit.fixes.helper_trees import GPU_PCI, settle_sysfs
 
 STATE = "var/lib/rocmdesk"
@@ -31,18 +31,7 @@ AUDIT_DIR = "/var/log/rocmdesk"
 SCRIPT = r"""
 set -e
 R="$1"; CALLER="$2"; TMPFS="$3"; shift 3
-mount --make-rprivate /
-mount --bind "$R/sys" /sys
-mount --bind "$R/etc" /etc
-mount --bind "$R/var/lib" /var/lib
-mount --bind "$R/var/log" /var/log
-mount --bind "$R/usr/sbin" /usr/sbin
-if [ -e /usr/bin/gpasswd ]; then mount --bind "$R/usr/sbin/gpasswd" /usr/bin/gpasswd; fi
-for tool in /usr/bin/dracut /usr/bin/mkinitcpio; do
-  if [ -e "$tool" ]; then mount --bind "$R/not-a-tool" "$tool"; fi
-done
-if [ -e /dev/log ]; then mount --bind "$R/not-a-socket" /dev/log; fi
-if [ -z "$TMPFS" ]; then exec /usr/bin/env -i PKEXEC_UID="$CALLER" "$@"; fi
+""" + NAMESPACE_MOUNTS + r"""if [ -z "$TMPFS" ]; then exec /usr/bin/env -i PKEXEC_UID="$CALLER" "$@"; fi
 DIR="${TMPFS%%:*}"
 mount -t tmpfs -o "size=${TMPFS#*:},mode=0755" rocmdesk-test "$DIR"
 cp -a "$R$DIR/." "$DIR/"

@@ -65,3 +65,42 @@ def test_no_bus_is_a_reason_not_a_hang(tmp_path):
     why = send(Alert("gpu-gone", "0000:03:00.0", "gone", "gone"),
                env={"DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/nothing-here"})
     assert why and time.monotonic() - started < 10
+
+
+def test_the_mi300x_node_at_its_power_cap_alerts_once_per_sample_naming_each_gpu(session_bus):
+    """The shipped 8x MI300X recording through the real rules and gdbus to the stub (issue 14, item 6):
+    GPUs that pass the throttling delay in the same sample are one pop-up saying which GPUs they are
+    (they were identical "AMD Instinct MI300X is throttling" pop-ups, one per GPU)."""
+    import re
+
+    from rocmdesk.telemetry.alerts import AlertEngine, AlertRules
+    from rocmdesk.telemetry.backends.demo import DemoBackend
+
+    address, received = session_bus
+    clock = [0.0]
+    backend = DemoBackend("mi300x-node", clock=lambda: clock[0])  # one recorded second per sample
+    infos = {i.pci: i for i in backend.discover()}
+    # at the cap the SMU throttles in bursts of 10-28 s (eval and checkpoint pauses), so 10 s, not 30
+    engine = AlertEngine(AlertRules(throttle_after_s=10))
+    sent = []
+    for second in range(130):
+        clock[0] = float(second)
+        alerts = engine.feed(backend.sample(), now=float(second))
+        assert len(alerts) <= 1  # one kind of event here: at most one notification per sample
+        for alert in alerts:
+            sent.append(alert)
+            assert send(alert, env={"DBUS_SESSION_BUS_ADDRESS": address}) is None
+    records = _records(received, len(sent))
+    assert len(records) == len(sent) >= 2
+    grouped = 0
+    for alert, record in zip(sent, records, strict=True):
+        assert record["summary"] == alert.summary and record["body"] == alert.body
+        assert record["app_icon"] == "dialog-warning" and record["hints"]["urgency"] == 1
+        pcis = alert.pci.split(",")
+        named = re.findall(r"(card\d+), ([0-9a-f:.]+)", record["summary"] + "\n" + record["body"])
+        assert named == [(infos[p].card, p) for p in pcis]  # every GPU by card and address, none twice
+        assert record["body"].endswith("s: power limit (PPT0).")
+        if len(pcis) > 1:
+            grouped += 1
+            assert record["summary"] == f"{len(pcis)} × AMD Instinct MI300X are throttling"
+    assert grouped >= 1

@@ -2,7 +2,8 @@
 
 rocm-smi reads /sys only, so each tree is bind-mounted over /sys inside a private mount
 namespace (``unshare --mount --propagation private``), with a private tmpfs on /dev/shm for
-its mutex files (facts file, section 9). Nothing is mounted outside that namespace.
+its mutex files (a stale rocm_smi_cardN file there costs a 5 s wait and an error). Nothing is mounted outside that
+namespace.
 
 What rocm-smi 5.2.3 cannot be compared on, and why:
 - power on GPUs that have ``power1_input``: 5.2.3 only knows ``power1_average`` (newer rocm-smi
@@ -108,7 +109,7 @@ def test_eight_die_mi250x_node(oracle_available, tmp_path):
 
 
 def test_mi300x_tree_rocm_smi_cannot_read_but_rocmdesk_can(oracle_available, tmp_path):
-    """Facts section 9: 5.2.3 fails to start without in0_label; the tree is still faithful."""
+    """rocm-smi 5.2.3 fails to start ("ROCm SMI returned 8") without in0_label; the tree is still faithful."""
     build_root(tmp_path / "tree", instinct_specs(tmp_path / "dumps", "mi300x", count=2))
     smi, _why = run_rocm_smi(tmp_path / "tree")
     assert smi is None

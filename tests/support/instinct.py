@@ -1,11 +1,11 @@
 """Hand-built Instinct sysfs dumps (MI210, MI250X, MI300X), laid out like the LACT dumps.
 
-There is no real MI200/MI300 dump in tests/data, so these are written from the facts file:
+There is no real MI200/MI300 dump in tests/data, so these are written from the sources below:
 - all three are gfx9 CDNA parts (KFD gfx_target_version 90010 = gfx90a, 90402 = gfx942);
-- MI200 reports ``power1_average`` only, MI300 ``power1_input`` only (facts 5b, [S48]);
+- MI200 reports ``power1_average`` only, MI300 ``power1_input`` only (ROCm/pytorch PR #1457);
 - MI250X is two dies per board, each its own DRM card; only the primary reports power, the
-  secondary has no power files (rocm-smi prints "N/A (Secondary die)", facts 6a);
-- MI300X has no edge sensor: temp2 = junction, temp3 = mem (facts 5b, [S46]), no ``in0_label``,
+  secondary has no power files (rocm-smi prints "N/A (Secondary die)", ROCm/rocm_smi_lib#160);
+- MI300X has no edge sensor: temp2 = junction, temp3 = mem (Syllo/nvtop#514), no ``in0_label``,
   192 GiB of HBM, no fan.
 Values move with ``index`` so multi-GPU tests can tell the GPUs apart.
 """

@@ -1,8 +1,8 @@
 """Fake Python environments (venvs, conda envs, ComfyUI installs) laid out like real ones.
 
 The torch builds are what pip leaves on disk: ``torch/version.py`` as PyTorch's build writes it
-(facts section 3a, the ROCm nightly file verbatim apart from the values), a dist-info folder with
-METADATA, and for ROCm wheels the bundled ``torch/lib/libamdhip64.so``.
+(pytorch/pytorch tools/generate_torch_version.py; a ROCm nightly's file verbatim apart from the values), a dist-info
+folder with METADATA, and for ROCm wheels the bundled ``torch/lib/libamdhip64.so``.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import os
 import shutil
 from pathlib import Path
 
+from tests.support.procs import fake_process
+
 PY = "3.11"
 
-# The real torch/version.py of a ROCm nightly (facts S28); values are substituted.
+# The real torch/version.py of the ROCm nightly wheel torch 2.3.0.dev20240308+rocm6.0; values are substituted.
 VERSION_PY_ANNOTATED = """from typing import Optional
 
 __all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']
@@ -147,14 +149,8 @@ def make_comfyui(root: Path, rel: str = "home/alice/ComfyUI", torch: str | None 
 def add_gpu_process(root: Path, pid: int, interpreter: str, argv: list[str] | None = None, *,
                     device: str = "/dev/kfd", exe_link: bool = True) -> None:
     """A running process: proc/<pid>/exe link, cmdline and an fd open on a GPU device."""
-    proc = root / "proc" / str(pid)
-    (proc / "fd").mkdir(parents=True, exist_ok=True)
-    if exe_link:
-        os.symlink(interpreter, proc / "exe")
-    write(proc / "cmdline", b"\x00".join(a.encode() for a in (argv or [interpreter])) + b"\x00")
-    os.symlink("/dev/null", proc / "fd" / "0")
-    if device:
-        os.symlink(device, proc / "fd" / "5")
+    fake_process(root, pid, argv=argv or [interpreter], exe=interpreter if exe_link else None,
+                 fds={0: "/dev/null", **({5: device} if device else {})})
 
 
 CRYSTOOLS_REQUIREMENTS = "deepdiff\ntorch\nnumpy\nPillow>=9.5.0\npynvml\npy-cpuinfo\npyamdgpuinfo\n"

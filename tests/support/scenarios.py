@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rocmdesk.host import PLACEHOLDER_FORMAT
 from tests.support.initramfs_images import fake_module, install_kernel, install_matching_initramfs
+from tests.support.procs import environ_bytes, fake_process
 from tests.support.python_envs import install_healthy_comfyui
 from tests.support.sysfs_tree import GpuSpec, build_root
 
@@ -255,10 +256,6 @@ def status_text(uid: int = UID, gid: int = UID, groups: list[int] | None = None,
             f"Groups:\t{' '.join(str(g) for g in groups)} \nVmPeak:\t  123456 kB\n")
 
 
-def environ_bytes(env: dict[str, str]) -> bytes:
-    return b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items())
-
-
 SESSION_ENV = {
     "SHELL": "/bin/bash", "PWD": f"/home/{USER}", "LOGNAME": USER, "XDG_SESSION_TYPE": "wayland",
     "HOME": f"/home/{USER}", "LANG": "en_US.UTF-8", "USER": USER, "DISPLAY": ":0",
@@ -353,29 +350,17 @@ GFX1100_FIRMWARE = ("gc_11_0_0_pfp.bin", "gc_11_0_0_me.bin", "gc_11_0_0_mec.bin"
 
 def gpu_process(root: Path, pid: int, comm: str, env: dict[str, str], device: str = "/dev/kfd") -> Path:
     """A running process that holds the GPU open (fd 5 -> ``device``)."""
-    base = root / "proc" / str(pid)
-    write(root, f"/proc/{pid}/comm", comm + "\n")
-    write(root, f"/proc/{pid}/environ", environ_bytes(env))
-    (base / "fd").mkdir(parents=True, exist_ok=True)
-    os.symlink("/dev/null", base / "fd" / "0")
-    os.symlink(device, base / "fd" / "5")
-    return base
+    return fake_process(root, pid, comm=comm, env=env, fds={0: "/dev/null", 5: device})
 
 
 def comfyui_process(root: Path, pid: int = COMFYUI_PID, activated: bool = False) -> Path:
     """The clean root's ComfyUI running on the GPU, as /proc really shows it: ``exe`` is the resolved
     base interpreter (the venv's bin/python is a symlink to it); argv[0] is the venv's python, or plain
     ``python`` when started from an activated venv (then only VIRTUAL_ENV in its environment names it)."""
-    base = root / "proc" / str(pid)
-    (base / "fd").mkdir(parents=True, exist_ok=True)
-    os.symlink("/usr/bin/python3.11", base / "exe")
     venv = f"{COMFYUI}/venv"
     argv = ["python" if activated else f"{venv}/bin/python", f"{COMFYUI}/main.py", "--listen"]
-    write(root, f"/proc/{pid}/cmdline", b"\0".join(a.encode() for a in argv) + b"\0")
-    write(root, f"/proc/{pid}/comm", "python\n")
-    write(root, f"/proc/{pid}/environ", environ_bytes({**SESSION_ENV, "VIRTUAL_ENV": venv}))
-    os.symlink("/dev/kfd", base / "fd" / "5")
-    return base
+    return fake_process(root, pid, comm="python", argv=argv, env={**SESSION_ENV, "VIRTUAL_ENV": venv},
+                        exe="/usr/bin/python3.11", fds={5: "/dev/kfd"})
 
 
 def unload_amdgpu(root: Path) -> None:
@@ -554,7 +539,7 @@ def only_finding(result):
 def build_amdgpu_in(root: Path) -> None:
     """amdgpu built into the kernel (CONFIG_DRM_AMDGPU=y), as on some custom and embedded kernels: modules.builtin
     lists it, there is no amdgpu.ko and no /proc/modules line, and /sys/module/amdgpu has parameters but no
-    initstate (facts 1a)."""
+    initstate (a loadable module's attribute: Linux kernel/module/main.c)."""
     moddir = root / "usr" / "lib" / "modules" / KERNEL
     write(root, f"/usr/lib/modules/{KERNEL}/modules.builtin",
           "kernel/drivers/char/mem.ko\nkernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko\n")

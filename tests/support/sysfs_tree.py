@@ -13,6 +13,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.procs import fake_process
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 LACT = DATA / "lact-sysfs"
 LACT_DUMPS = sorted(p.name for p in LACT.iterdir() if p.is_dir())
@@ -51,7 +53,8 @@ def device_dir_of(dump: Path) -> Path:
     return cards[0]
 
 
-# gfx_target_version for the LACT dumps without a kfd folder (facts file, section 4b / KFD docs).
+# gfx_target_version for the LACT dumps without a kfd folder (Linux drivers/gpu/drm/amd/amdkfd/kfd_device.c
+# gfx_target_version values).
 # The GCN 1 cards (r9-280, r7-240: gfx6) have no KFD support, so they get no node.
 LACT_GFX_TARGET = {
     "rx7900xtx": 110000, "rx7800xt": 110001, "rx7700s": 110002, "rx7600s": 110002,
@@ -255,9 +258,46 @@ def add_kfd_process(root: Path, pid: int, uses: dict[int, KfdUse], *, pasid: int
             (queue / "size").write_text("1048576")
             queue_id += 1
     if comm is not None:
-        proc = root / "proc" / str(pid)
-        proc.mkdir(parents=True, exist_ok=True)
-        (proc / "comm").write_text(comm + "\n")
-        args = cmdline if cmdline is not None else [comm]
-        (proc / "cmdline").write_bytes(b"".join(a.encode() + b"\x00" for a in args))
+        fake_process(root, pid, comm=comm, argv=cmdline if cmdline is not None else [comm])
     return base
+
+
+def behind_amd_switch(root: Path, pci: str, upstream: str, downstream: str, *, link: dict[str, str],
+                      internal: dict[str, str] | None = None) -> Path:
+    """Move the GPU at ``pci`` behind the PCIe switch RDNA 1-3 cards carry (upstream port [1002:1478] at
+    ``upstream``, downstream port [1002:1479] at ``downstream``), as lspci shows them. ``link`` holds the upstream
+    port's current/max link files (the card's link to the slot); ``internal`` overrides the GPU's own ones (the link
+    inside the card, which reads its maximum). Every symlink into or out of the moved folder is rewritten, so the
+    tree stays consistent. Returns the upstream port's folder."""
+    sys_dir = root / "sys"
+    old = (sys_dir / "bus" / "pci" / "devices" / pci).resolve()
+    new = old.parent / upstream / downstream / pci
+    links = []
+    for dirpath, dirnames, filenames in os.walk(sys_dir):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                links.append((path, Path(os.path.realpath(path))))
+    new.parent.mkdir(parents=True)
+    shutil.move(str(old), str(new))
+
+    def moved(p: Path) -> Path:
+        return new / p.relative_to(old) if p == old or old in p.parents else p
+
+    for path, target in links:
+        where = moved(path)
+        if where.is_symlink():
+            where.unlink()
+        where.symlink_to(os.path.relpath(moved(target), where.parent))
+    for folder, device_id in ((new.parent.parent, "0x1478"), (new.parent, "0x1479")):
+        (folder / "vendor").write_text("0x1002\n")
+        (folder / "device").write_text(device_id + "\n")
+        (folder / "class").write_text("0x060400\n")
+    for name, value in link.items():
+        (new.parent.parent / name).write_text(value + "\n")
+    for name, value in (internal or {}).items():
+        target = new / name
+        if target.is_symlink() or target.exists():
+            target.unlink()
+        target.write_text(value + "\n")
+    return new.parent.parent

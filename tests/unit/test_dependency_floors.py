@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmdesk.ui import settings as settings_mod
+from rocmdesk import xdg_paths
 
 TOP = Path(__file__).resolve().parents[2]
 # PyPI name -> Debian package, for the dependencies the .deb takes from the distribution
@@ -64,18 +64,18 @@ def test_floors_are_met_by_debian_12():
 def test_pictures_dir_without_user_pictures_dir_reads_user_dirs(tmp_path, monkeypatch):
     """platformdirs 2.6 (Debian 12): no user_pictures_dir; XDG's user-dirs.dirs is read instead."""
     fake = types.SimpleNamespace(user_config_dir=lambda *a, **k: str(tmp_path / "cfg"))
-    monkeypatch.setattr(settings_mod, "platformdirs", fake)
+    monkeypatch.setattr(xdg_paths, "platformdirs", fake)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
-    assert settings_mod.pictures_dir() == tmp_path  # no user-dirs file: the home folder
+    assert xdg_paths.pictures_dir() == tmp_path  # no user-dirs file: the home folder
     (tmp_path / ".config").mkdir()
     (tmp_path / ".config" / "user-dirs.dirs").write_text(
         '# written by xdg-user-dirs-update\nXDG_DESKTOP_DIR="$HOME/Desktop"\nXDG_PICTURES_DIR="$HOME/Bilder"\n')
-    assert settings_mod.pictures_dir() == tmp_path / "Bilder"
+    assert xdg_paths.pictures_dir() == tmp_path / "Bilder"
     (tmp_path / ".config" / "user-dirs.dirs").write_text('XDG_PICTURES_DIR="$HOME/"\n')  # "disabled": home
-    assert settings_mod.pictures_dir() == tmp_path
+    assert xdg_paths.pictures_dir() == tmp_path
     (tmp_path / ".config" / "user-dirs.dirs").write_bytes(b"\xff\xfe garbage = = \n\x00")
-    assert settings_mod.pictures_dir() == tmp_path
+    assert xdg_paths.pictures_dir() == tmp_path
 
 
 @pytest.mark.parametrize("answer", ["", RuntimeError("broken")])
@@ -85,6 +85,6 @@ def test_pictures_dir_with_a_failing_or_empty_platformdirs_is_home(tmp_path, mon
             raise answer
         return answer
 
-    monkeypatch.setattr(settings_mod, "platformdirs", types.SimpleNamespace(user_pictures_dir=finder))
+    monkeypatch.setattr(xdg_paths, "platformdirs", types.SimpleNamespace(user_pictures_dir=finder))
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert settings_mod.pictures_dir() == tmp_path
+    assert xdg_paths.pictures_dir() == tmp_path

@@ -194,7 +194,8 @@ def test_read_bytes_of_a_fifo_in_a_snapshot_does_not_block(tmp_path):
     if worker.is_alive():  # unblock the stuck open() so the thread can end
         fd = os.open(tmp_path / "proc" / "42" / "environ", os.O_WRONLY | os.O_NONBLOCK)
         os.close(fd)
-    assert done == [b""]
+    assert len(done) == 1 and isinstance(done[0], HostReadError)  # refused at once, not read as empty
+    assert done[0].failure is ReadFailure.NOT_REGULAR
 
 
 def test_a_placeholder_nested_too_deep_is_just_a_file(tmp_path):
@@ -206,3 +207,19 @@ def test_a_placeholder_nested_too_deep_is_just_a_file(tmp_path):
     root = HostRoot(tmp_path)
     assert stat_mod.S_ISREG(root.stat("/dev/kfd").st_mode)
     assert root.getxattr("/dev/kfd", "system.posix_acl_access") is None
+
+
+def test_a_device_in_place_of_a_file_is_refused_not_streamed():
+    """/dev/zero would give 1 MiB of zeros before the size limit: it is refused at the first full chunk."""
+    from rocmdesk.host import read_fd_bytes
+
+    with pytest.raises(HostReadError) as caught:
+        read_fd_bytes("/dev/zero")
+    assert caught.value.failure is ReadFailure.NOT_REGULAR
+
+
+def test_a_large_regular_file_is_still_read(tmp_path):
+    from rocmdesk.host import read_fd_bytes
+
+    (tmp_path / "big").write_bytes(b"7" * 200_000)
+    assert read_fd_bytes(str(tmp_path / "big")) == b"7" * 200_000

@@ -1,4 +1,5 @@
-"""Display checks: Xorg configuration or logs that force the wrong DDX (rocm-facts.md 2 [S25][S26]).
+"""Display checks: Xorg configuration or logs that force the wrong DDX (xorg/driver/xf86-video-amdgpu
+conf/10-amdgpu.conf; LibreELEC PR #2324; Arch FS#41257).
 
 Xorg never blocks compute; the faults worth flagging are a leftover ``Driver "nvidia"`` with no
 NVIDIA GPU and ``radeon``/``fbdev``/``vesa`` forced onto an amdgpu-bound card. A missing

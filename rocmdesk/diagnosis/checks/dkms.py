@@ -1,4 +1,4 @@
-"""amdgpu-dkms that did not build, or does not fit, the running kernel (rocm-facts.md 1d).
+"""amdgpu-dkms that did not build, or does not fit, the running kernel (dkms(8); sources in resources/checks/dkms.yaml).
 
 A failed DKMS build is silent after the install: the kernel then loads its own in-tree amdgpu (or none, when the
 in-tree one is missing from a custom kernel), and ROCm runs on a driver the user did not choose. The check reads the
@@ -89,7 +89,8 @@ def amdgpu_dkms_not_built(ctx):
         ev.append(Evidence(f"DKMS make.log for amdgpu-{make_log.version} for kernel {make_log.kernel}", make_log.path,
                            1))
         ev.extend(Evidence(text, make_log.path, number) for number, text in make_log.errors)
-    details: list[str] = [f"amdgpu-dkms {version or ''} has no module for the running kernel {kver}: its build "
+    name = package[0] if package else "amdgpu-dkms"
+    details: list[str] = [f"{name} {version or ''} has no module for the running kernel {kver}: its build "
                           "failed or was never run for this kernel, so the kernel uses its own in-tree amdgpu "
                           "instead (or none)."]
     headers = [f"/usr/lib/modules/{kver}/build", f"/lib/modules/{kver}/build"]
@@ -124,7 +125,7 @@ def amdgpu_dkms_not_built(ctx):
                  "ROCm release from repo.radeon.com, then `sudo amdgpu-install --usecase=rocm`.")
     steps.append("Or use the kernel's own amdgpu driver, which needs no DKMS: `sudo amdgpu-install --usecase=rocm "
                  "--no-dkms` (ROCm runs on the in-tree driver), and remove the failed module "
-                 f"(`{_remove_command(facts.distro_key)}`).")
+                 f"(`{_remove_command(facts.distro_key, name)}`).")
     loaded = facts.amdgpu_loaded
     severity = None if loaded is False else Severity.WARNING
     if loaded:
@@ -132,13 +133,15 @@ def amdgpu_dkms_not_built(ctx):
     return Failed(evidence=ev, details=" ".join(details), severity=severity, subject=kver, fix_steps=tuple(steps))
 
 
-def _remove_command(key: str | None) -> str:
+def _remove_command(key: str | None, name: str = "amdgpu-dkms") -> str:
+    """Remove the DKMS package and its firmware package (rock-dkms and rock-dkms-firmware before ROCm 5)."""
+    packages = f"{name} {name}-firmware"
     if key in ("debian", "ubuntu"):
-        return "sudo apt purge amdgpu-dkms amdgpu-dkms-firmware"
+        return f"sudo apt purge {packages}"
     if key in ("fedora", "mageia"):
-        return "sudo dnf remove amdgpu-dkms amdgpu-dkms-firmware"
+        return f"sudo dnf remove {packages}"
     if key == "suse":
-        return "sudo zypper remove amdgpu-dkms amdgpu-dkms-firmware"
+        return f"sudo zypper remove {packages}"
     return "sudo amdgpu-install --uninstall, then install again with --no-dkms"
 
 

@@ -1,4 +1,4 @@
-"""Driver checks: is amdgpu bound, loaded, allowed to load, and healthy (rocm-facts.md 1, 4d, 4f, 5a)."""
+"""Driver checks: is amdgpu bound, loaded, allowed to load, and healthy (sources in resources/checks/driver.yaml)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 
 AREA = "Driver"
 MAX_EVIDENCE = 12
-OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (facts 5a [S4])
-GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff (facts 5a [S5])
+OVERDRIVE_BIT = 0x4000  # PP_OVERDRIVE_MASK, bit 14 (Linux drivers/gpu/drm/amd/include/amd_shared.h)
+GFX_DCS_BIT = 0x80000  # PP_GFX_DCS_MASK, bit 19: off in the default 0xfff7bfff (amdgpu_drv.c)
 
 _BLACKLIST_RE = re.compile(r"^blacklist\s+amdgpu\s*$")
 _INSTALL_FALSE_RE = re.compile(r"^install\s+amdgpu\s+(?:/usr)?/bin/(?:false|true)\b")
@@ -49,10 +49,13 @@ _LOGICAL_INSTALL_RE = re.compile(
 _HELPER_MODPROBE_FILE_RE = re.compile(r"/etc/modprobe\.d/[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.conf")
 _FIRMWARE_RE = re.compile(r"Direct firmware load for (amdgpu/\S+) failed with error (-?\d+)")
 _ATOMICS_RE = re.compile(r"PCI rejects atomics")
-_BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
+# bounded digit runs: a 5000-digit size would make int() raise (CPython's 4300-digit limit, issue 11 item 3)
+_BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d{1,12})M, BAR=(\d{1,12})M")
+_BAR_RESIZE_FAILED_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): BAR 0: (?:failed to assign|"
+                                   r"no space for) \[mem size (0x[0-9a-f]{1,16}) 64bit pref\]")
 _OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
 # "module verification failed: ... tainting kernel" is NOT a refusal: it is logged when an unsigned
-# module was loaded because Secure Boot is not enforced (facts 1d [S16]), so it is no evidence here.
+# module was loaded because Secure Boot is not enforced (amd/MxGPU-Virtualization#18 dmesg), so it is no evidence here.
 # Every wording of a refused module: modprobe/systemd-modules-load print EKEYREJECTED as "Key was rejected by service";
 # the kernel's module_sig_check() logs "Loading of unsigned module is rejected" (no signature), "Loading of module
 # with unavailable key is rejected" (signed, but the key is in no trusted keyring: a MOK never enrolled) and
@@ -143,7 +146,7 @@ def amdgpu_not_loaded(ctx):
 
 
 def blocks_amdgpu(logical: str) -> bool:
-    """True for a logical modprobe.d line that stops amdgpu from loading (facts 1c)."""
+    """True for a logical modprobe.d line that stops amdgpu from loading (modprobe.d(5) blacklist/install)."""
     return bool(_LOGICAL_BLACKLIST_RE.fullmatch(logical) or _LOGICAL_INSTALL_RE.fullmatch(logical))
 
 
@@ -187,13 +190,19 @@ def amdgpu_blacklisted(ctx):
     for path, lines in by_file.items():
         only_blacklist = all(_BLACKLIST_RE.match(x.text) for x in lines)
         severity = Severity.WARNING if (loaded and only_blacklist) else None
-        details = ("amdgpu is loaded right now (something ran `modprobe amdgpu` explicitly), but the "
-                   "blacklist stops it from loading on its own at the next boot." if severity else None)
+        details = None
+        if severity:
+            stale = _image_lacks(ctx, path) if builtin is None else None
+            details = (f"amdgpu is loaded right now because the initramfs loaded it at boot: the image holds amdgpu "
+                       f"but {stale}, so the blacklist does nothing until the image is rebuilt (see "
+                       "initramfs-stale)." if stale else
+                       "amdgpu is loaded right now (something ran `modprobe amdgpu` explicitly), but the "
+                       "blacklist stops it from loading on its own at the next boot.")
         if builtin is not None:
             severity, details = Severity.INFO, _builtin_blacklist_note(builtin)
         if _HELPER_MODPROBE_FILE_RE.fullmatch(path):
             # the helper comments the lines out AND rebuilds the initramfs, so it is one click only when the
-            # shared generator rule names the generator (initramfs.choose_generator; facts 1b)
+            # shared generator rule names the generator (initramfs.choose_generator)
             fix = Fix("modprobe-unblacklist-amdgpu", True,
                       (f"Comment out the amdgpu line(s) in {path} (a backup is kept).",
                        facts.regenerate_initramfs_step(), "Reboot."),
@@ -211,8 +220,24 @@ def amdgpu_blacklisted(ctx):
                      "a file in /etc/modprobe.d hides the same name elsewhere).",
                      facts.regenerate_initramfs_step(), "Reboot."]
             fix = Fix("modprobe-unblacklist-amdgpu-manual", True, tuple(steps))
-        outcomes.append(Failed(evidence=[evidence(x) for x in lines], subject=path, fix=fix,
-                               severity=severity, details=details))
+        ev = [evidence(x) for x in lines]
+        kubelet = _kubernetes_node(facts)
+        if kubelet is not None:
+            # AMD's GPU Operator blacklists the inbox amdgpu and has KMM load its own driver from a container
+            # (ROCm/gpu-operator PR #121 docs; #330): on such a node the blacklist is wanted, so no removal is offered,
+            # and with amdgpu loaded (by the operator) it is no fault at all
+            if loaded:
+                severity = Severity.INFO
+            ev.append(Evidence("exists: this machine is a Kubernetes node", kubelet))
+            details = " ".join(filter(None, [details, "This is a Kubernetes node: AMD's GPU Operator blacklists the "
+                                             "inbox amdgpu on purpose and loads its own driver, so if the operator "
+                                             "manages this node the blacklist is right and must stay"
+                                             + ("." if loaded else " (look at the operator's driver pods instead)."
+                                                )]))
+            fix = Fix(fix.id, fix.privileged,
+                      ("If AMD's GPU Operator manages this node, leave the blacklist as it is (the operator loads "
+                       "its own amdgpu); otherwise:", *fix.steps), None)
+        outcomes.append(Failed(evidence=ev, subject=path, fix=fix, severity=severity, details=details))
     args = facts.cmdline_args
     for key in ("modprobe.blacklist", "module_blacklist"):
         for value in cmdline_values(args, key):
@@ -226,14 +251,51 @@ def amdgpu_blacklisted(ctx):
                 outcomes.append(Failed(
                     evidence=[_cmdline_evidence(arg), *_grub_evidence(facts, key)], subject="/proc/cmdline",
                     fix=Fix("remove-kernel-arg", True, tuple(steps)),
-                    **({"severity": Severity.INFO, "details": _builtin_blacklist_note(builtin)}
-                       if builtin is not None else {})))
+                    severity=Severity.INFO if builtin is not None else None,
+                    details=_builtin_blacklist_note(builtin) if builtin is not None else None))
     if outcomes:
         return outcomes
     looked = facts.modprobe_dirs
     if not looked and not args:
         return Skipped("no modprobe.d folder and no /proc/cmdline in this root")
     return Passed(f"no amdgpu blacklist in {', '.join(looked) or 'modprobe.d'} or on the command line")
+
+
+KUBERNETES_MARKERS = ("/var/lib/kubelet", "/etc/kubernetes")
+
+
+def _kubernetes_node(facts: HostFacts) -> str | None:
+    """The folder that shows this machine is a Kubernetes node (kubelet's state or config), or None."""
+    return next((path for path in KUBERNETES_MARKERS if facts.root.is_dir(path)), None)
+
+
+def _image_lacks(ctx, path: str) -> str | None:
+    """Why the running kernel's initramfs does not carry the blacklist in ``path`` although it holds amdgpu (words for
+    the details), or None when it does, or cannot be told. An image built before the line was written loads amdgpu at
+    boot whatever /etc/modprobe.d now says: Ubuntu 22.04 kept loading a freshly blacklisted amdgpu until
+    `update-initramfs -u` (ROCm/gpu-operator#330)."""
+    if not path.startswith("/etc/modprobe.d/"):
+        return None
+    try:
+        info = ctx.initramfs
+    except Exception:  # the image only shapes the words here; initramfs-stale reports on it itself
+        log.debug("initramfs unreadable for the blacklist wording", exc_info=True)
+        return None
+    image = getattr(info, "image", None)
+    if image is None or not info.modules:
+        return None
+    member = path.lstrip("/")
+    copy = image.captured.get(member)
+    if copy is not None and copy.data is not None:
+        lines = copy.data.decode("utf-8", "replace").splitlines()
+        return None if any(blocks_amdgpu(ln) for ln in lines) else f"its copy of {path} does not blacklist it"
+    if image.member(member) is not None:
+        return None  # a listing without bytes: initramfs-stale compares size and time
+    try:
+        newer = ctx.root.stat(path).st_mtime > image.mtime
+    except OSError:
+        return None
+    return f"not {path}, which was written after the image was built" if newer else None
 
 
 def _builtin_blacklist_note(builtin: SourcedLine) -> str:
@@ -337,10 +399,10 @@ def secure_boot_blocks_dkms(ctx):
     if not modules:
         return Passed(f"no DKMS amdgpu module for {facts.kernel_release} (the in-tree driver is used)")
     enabled, sb_text = facts.secure_boot
-    sb_path = SECURE_BOOT_VAR
+    sb_path: str | None = SECURE_BOOT_VAR
     state, state_why = facts.mokutil("--sb-state") if enabled is not False else (None, "")
     sb_enabled, shim_off = parse_mokutil_sb_state(state.stdout) if state is not None else (None, False)
-    if enabled is None and sb_enabled is not None:  # efivar unreadable: mokutil reads the same variable
+    if enabled is None and sb_enabled is not None and state is not None:  # efivar unreadable: mokutil reads it too
         enabled, sb_text, sb_path = sb_enabled, _first_line(state.stdout), _output_path(state)
     if enabled is None:
         refused = ([line for line, _m in facts.kernel_log.grep(_KEY_REJECTED_RE)[:MAX_EVIDENCE]]
@@ -381,15 +443,15 @@ def secure_boot_blocks_dkms(ctx):
         details = [f"The DKMS signing key {key} is enrolled, so Secure Boot accepts modules signed with it: "
                    "the missing signature key is probably not why amdgpu is not loaded. Look at the other Driver "
                    "checks (amdgpu-not-loaded, firmware-load-failure) and the kernel log."]
-        steps = ["Look for the reason in the kernel messages: `sudo dmesg | grep -iE 'amdgpu|module'`.",
-                 "Try loading it and read the error: `sudo modprobe amdgpu`."]
+        checks = ["Look for the reason in the kernel messages: `sudo dmesg | grep -iE 'amdgpu|module'`.",
+                  "Try loading it and read the error: `sudo modprobe amdgpu`."]
         if rejected:
             details.append("The kernel log still shows a module refused for its signature: this module was "
                            "signed with another key than the enrolled one (a key made again after enrolling).")
-            steps.insert(0, "Rebuild the module so DKMS signs it with the enrolled key: reinstall amdgpu-dkms "
+            checks.insert(0, "Rebuild the module so DKMS signs it with the enrolled key: reinstall amdgpu-dkms "
                             "(`sudo apt install --reinstall amdgpu-dkms` or `sudo dnf reinstall amdgpu-dkms`), "
                             "then reboot.")
-        return Failed(evidence=ev, severity=Severity.WARNING, details=" ".join(details), fix_steps=tuple(steps),
+        return Failed(evidence=ev, severity=Severity.WARNING, details=" ".join(details), fix_steps=tuple(checks),
                       title="Secure Boot is on and the DKMS signing key is enrolled, but amdgpu is not loaded")
     if enrolled == "pending":
         return Failed(evidence=ev, title=SIGNED_TITLE_PENDING,
@@ -463,7 +525,7 @@ def _output_path(result) -> str:
 def _is_pro_package(name: str) -> bool:
     # amdgpu-core, amdgpu-dkms and amdgpu-install belong to the normal ROCm installer stack
     # (legacy-rocm-build#1748, #1864 install logs); only the *amdgpu-pro* packages are the
-    # proprietary stack AMD says not to keep beside ROCm [S18].
+    # proprietary stack AMD says not to keep beside ROCm (legacy-rocm-build#1528).
     return "amdgpu-pro" in name
 
 
@@ -709,7 +771,21 @@ def small_bar(ctx):
     small = [(line, m) for line, m in hits if int(m.group(2)) < int(m.group(1)) and int(m.group(2)) <= 256]
     if not small:
         return Passed("every GPU maps its whole VRAM (large BAR)")
-    return Failed(evidence=[evidence(line) for line, _m in small[:MAX_EVIDENCE]])
+    ev = [evidence(line) for line, _m in small[:MAX_EVIDENCE]]
+    # amdgpu tries to resize BAR 0 to the VRAM size and falls back to the small window when the PCI core finds no
+    # room for it; "that doesn't always work, especially on multi-GPU systems, due to lack of PCI resources"
+    # (fxkamd, ROCm/amdgpu#78)
+    failed = log_.grep(_BAR_RESIZE_FAILED_RE)
+    details = None
+    if failed:
+        ev += [evidence(line) for line, _m in failed][:max(0, MAX_EVIDENCE - len(ev))]
+        sizes = sorted({int(m.group(2), 16) >> 20 for _line, m in failed})
+        gpus = sorted({m.group(1) for _line, m in failed})
+        details = (f"amdgpu tried to enlarge BAR 0 to {', '.join(f'{s} MiB' for s in sizes)} on {', '.join(gpus)}, "
+                   "and the PCI bus had no free address range that large, so the small window stayed. With several "
+                   "GPUs this is the usual cause: the firmware must place the BARs above 4 GB (\"Above 4G "
+                   "Decoding\") with room for all of them.")
+    return Failed(evidence=ev, details=details)
 
 
 @check("overdrive-enabled", AREA)
@@ -784,10 +860,38 @@ def overdrive_enabled(ctx):
         ev.extend(evidence(line) for line, _m in facts.kernel_log.grep(_OVERDRIVE_LOG_RE)[:2])
     if mask & GFX_DCS_BIT:
         details.append(f"0x{mask:08x} also sets bit 19 (GFX_DCS), which the kernel leaves off by default as "
-                       "experimental: a mask like 0xffffffff turns on more than OverDrive.")
+                       "experimental: a mask like 0xffffffff turns on more than OverDrive. To keep OverDrive alone, "
+                       f"use `amdgpu.ppfeaturemask=0x{mask & ~GFX_DCS_BIT:08x}`.")
+    states = _tuning_states(facts)
+    if states:
+        # amdgpu-clocks writes these OverDrive clocks and voltages at every boot; an unstable undervolt then crashes
+        # the GPU right after start-up until OverDrive is off (sibradzic/amdgpu-clocks#27)
+        ev.extend(Evidence(f"amdgpu-clocks applies this OverDrive state at boot ({', '.join(keys)})", path)
+                  for path, keys in states)
+        details.append("amdgpu-clocks applies the custom clocks and voltages shown at every boot; if the GPU has "
+                       "crashed, hung or shown artifacts since they were set, they are the first suspect, and "
+                       "turning OverDrive off stops them from being applied.")
+        names = " ".join(shlex.quote(path) for path, _keys in states)
+        steps.insert(0, f"If the GPU crashes or shows artifacts, move the custom state aside first (`sudo mkdir -p "
+                        f"/root/amdgpu-clocks.bak && sudo mv {names} /root/amdgpu-clocks.bak/`) and reboot; put "
+                        "it back with stable values later.")
     if steps:
         steps.append("Reboot. Leave it on if you use the tuning controls and do not need to file driver bug reports.")
     return Failed(evidence=ev, details=" ".join(details) or None, fix_steps=tuple(steps) if steps else None)
+
+
+_TUNING_KEY_RE = re.compile(r"^(OD_[A-Z_]+|FORCE_[A-Z_]+):?", re.M)
+
+
+def _tuning_states(facts: HostFacts) -> list[tuple[str, list[str]]]:
+    """amdgpu-clocks' state files (/etc/default/amdgpu-custom-state.cardN, sibradzic/amdgpu-clocks README) and the
+    OverDrive keys each sets."""
+    out = []
+    for path in facts.root.glob("/etc/default", "amdgpu-custom-state.*"):
+        keys = list(dict.fromkeys(_TUNING_KEY_RE.findall(facts.read(path) or "")))
+        if keys:
+            out.append((path, keys[:6]))
+    return out
 
 
 def _overdrive_unknown_source_steps(facts: HostFacts, builtin: bool) -> list[str]:

@@ -1,4 +1,4 @@
-"""Environment checks: HSA_OVERRIDE_GFX_VERSION, *_VISIBLE_DEVICES, WSL (rocm-facts.md 4b, 4c, 4g).
+"""Environment checks: HSA_OVERRIDE_GFX_VERSION, *_VISIBLE_DEVICES, WSL (sources in resources/checks/environment.yaml).
 
 Variables are looked for where they take effect: this session's environment, /etc/environment,
 the user's shell start-up files, systemd units (ollama and friends) and the environments of
@@ -21,7 +21,7 @@ from rocmdesk.diagnosis.gfx import (
     parse_override,
     suggested_override,
 )
-from rocmdesk.diagnosis.gpu_select import visible_devices_value
+from rocmdesk.diagnosis.gpu_select import agent_index, visible_devices_value
 from rocmdesk.diagnosis.model import Evidence, Severity
 from rocmdesk.diagnosis.override_plan import mixed_plan, right_value
 from rocmdesk.diagnosis.pci_kfd import GpuFact
@@ -56,7 +56,7 @@ def change_steps(s: EnvSetting, wanted: str | None) -> tuple[str, ...]:
         unit = s.scope if s.scope.endswith(".service") else "the service"
         user = "/systemd/user/" in s.path
         # not `systemctl edit`: a drop-in cannot take one variable away, and `NAME=` (set but empty) would
-        # itself hide every GPU (facts 4g)
+        # itself hide every GPU (ollama/ollama docs/gpu.md: an invalid id such as -1 forces the CPU)
         edit_how = "Edit" if user else "As root, edit"
         systemctl = "systemctl --user" if user else "sudo systemctl"
         if "/systemd/" in s.path:
@@ -78,6 +78,12 @@ def _overrides(facts: HostFacts) -> list[EnvSetting]:
 
 def _gpus_with_gfx(facts: HostFacts) -> list[GpuFact]:
     return [g for g in facts.amd_gpus if g.gfx is not None]
+
+
+def _gfx(gpu: GpuFact) -> GfxVersion:
+    """The gfx version of a GPU taken from :func:`_gpus_with_gfx` (which has one by construction)."""
+    assert gpu.gfx is not None
+    return gpu.gfx
 
 
 def _describe(gpu: GpuFact) -> str:
@@ -137,7 +143,7 @@ def hsa_override_mismatch(ctx):
         if unsafe is not None:
             outcomes.append((s.name, unsafe))
             continue
-        wrong = [g for g in targets if g.gfx != version and g.gfx.family != version.family]
+        wrong = [g for g in targets if g.gfx != version and _gfx(g).family != version.family]
         if not m and wrong and len(wrong) < len(targets):
             # right for some GPUs, wrong for others: never move the value to another GPU's (issue 12, item 1)
             plan = mixed_plan(facts, s.value, version, targets, facts.rocm_version,
@@ -150,24 +156,62 @@ def hsa_override_mismatch(ctx):
         if not wrong:
             fine.append(f"{s.name}={s.value} ({s.scope}) is in the family of every GPU it applies to")
             continue
-        lines = []
-        for g in wrong:
-            right = _right_value(g.gfx)
-            if right is not None:
-                advice = f"the right value is {right}"
-            elif is_supported(g.gfx.target):
-                advice = "it is supported natively and needs no override"
-            else:
-                advice = "no override makes ROCm work on it (see gpu-not-supported-by-rocm)"
-            lines.append(f"{s.value} is {version.family}, but GPU {_describe(g)} is {g.gfx.family}; {advice}.")
-        if not m and len({g.gfx.family for g in gpus}) > 1:
+        lines = [_wrong_sentence(facts, s.value, version, group) for group in _by_target(wrong)]
+        if not m and len({_gfx(g).family for g in gpus}) > 1:
             lines.append(f"This machine mixes GPU families: use one {OVERRIDE}_<KFD node id> per GPU instead "
                          "of the global variable.")
-        right_values = {_right_value(g.gfx) for g in wrong}
+        right_values = {_right_value(_gfx(g)) for g in wrong}
         wanted = right_values.pop() if len(right_values) == 1 else None
         outcomes.append((s.name, Failed(evidence=[setting_evidence(s)], subject=s.scope, details=" ".join(lines),
                                         fix_steps=change_steps(s, wanted))))
     return merge_by_variable(outcomes) or Passed("; ".join(fine))
+
+
+def _by_target(gpus: list[GpuFact]) -> list[list[GpuFact]]:
+    """The GPUs grouped by gfx target, in the order their first member appears: identical GPUs get one sentence."""
+    groups: dict[str, list[GpuFact]] = {}
+    for g in gpus:
+        groups.setdefault(g.gfx.target if g.gfx else "?", []).append(g)
+    return list(groups.values())
+
+
+def _numbers(values: list[int]) -> str:
+    """0, 1, 2, 3, 5 -> "0–3, 5": runs of consecutive numbers as ranges."""
+    runs: list[list[int]] = []
+    for v in sorted(set(values)):
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" if len(r) > 2 else f"{r[0]}, {r[1]}"
+                     for r in runs)
+
+
+def _wrong_sentence(facts: HostFacts, value: str, version: GfxVersion, group: list[GpuFact]) -> str:
+    """Why ``value`` is wrong for the GPUs of one gfx target: one sentence for the group, not one per GPU (eight
+    identical MI300X would otherwise read the same sentence eight times)."""
+    gfx = group[0].gfx
+    assert gfx is not None
+    right = _right_value(gfx)
+    one = len(group) == 1
+    if right is not None:
+        advice = f"the right value is {right}"
+    elif is_supported(gfx.target):
+        advice = ("it is supported natively and needs no override" if one
+                  else "they are supported natively and need no override")
+    else:
+        advice = f"no override makes ROCm work on {'it' if one else 'them'} (see gpu-not-supported-by-rocm)"
+    if one:
+        return f"{value} is {version.family}, but GPU {_describe(group[0])} is {gfx.family}; {advice}."
+    product = PRODUCTS.get(gfx.target)
+    indices = [agent_index(facts, g) for g in group]
+    nodes = [g.kfd_node for g in group]
+    if all(i is not None for i in indices) and all(n is not None for n in nodes):
+        who = (f"GPUs {_numbers([i for i in indices if i is not None])} ({gfx.target}"
+               f"{', ' + product if product else ''}; KFD nodes {_numbers([n for n in nodes if n is not None])})")
+    else:
+        who = f"{len(group)} GPUs ({gfx.target}{', ' + product if product else ''}: {', '.join(g.pci for g in group)})"
+    return f"{value} is {version.family}, but {who} are {gfx.family}; {advice}."
 
 
 def _unsafe_finding(facts: HostFacts, s: EnvSetting, version: GfxVersion, targets: list[GpuFact]) -> Failed | None:
@@ -255,9 +299,10 @@ def hsa_override_suggested(ctx):
     has_global = any(s.name == OVERRIDE for s in settings)
     node_set = {int(m.group(1)) for s in settings if (m := _NODE_OVERRIDE_RE.match(s.name))}
     outcomes: list = []
-    families = {g.gfx.family for g in gpus}
+    families = {_gfx(g).family for g in gpus}
     for gpu in gpus:
-        target = gpu.gfx.target
+        gfx = _gfx(gpu)
+        target = gfx.target
         suggestion = suggested_override(target)
         if is_supported(target) or suggestion is None:
             continue
@@ -274,7 +319,7 @@ def hsa_override_suggested(ctx):
         if len(families) > 1:
             details += (f" This machine mixes GPU families, so set it only for this GPU's KFD node "
                         f"({var}), not globally.")
-        ev = [Evidence(f"gfx_target_version {gpu.gfx.major * 10000 + gpu.gfx.minor * 100 + gpu.gfx.step} "
+        ev = [Evidence(f"gfx_target_version {gfx.major * 10000 + gfx.minor * 100 + gfx.step} "
                        f"({target})", f"/sys/class/kfd/kfd/topology/nodes/{gpu.kfd_node}/properties")
               if gpu.kfd_node is not None else Evidence(f"{gpu.pci} is {target}")]
         outcomes.append(Failed(evidence=ev, subject=gpu.pci, details=details, fix_steps=steps))
@@ -344,7 +389,7 @@ def visible_devices_hides_gpus(ctx):
         for s in group:
             if s.name == "ROCR_VISIBLE_DEVICES":
                 continue
-            # HIP_/CUDA_VISIBLE_DEVICES index the GPUs left after ROCR filtering [S44]
+            # HIP_/CUDA_VISIBLE_DEVICES index the GPUs left after ROCR filtering (ROCm docs conceptual/gpu-isolation)
             problem, _kept = judge_visible(s.value, after_rocr)
             if problem:
                 if rocr and after_rocr is not None and after_rocr != total:

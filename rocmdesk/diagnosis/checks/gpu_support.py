@@ -78,7 +78,14 @@ def gpu_not_supported_by_rocm(ctx):
             continue  # hsa-override-suggested / hsa-override-mismatch speak of it
         ev = [gpu_evidence(gpu)] + ([rocm_ev] if rocm_ev else [])
         severity = Severity.WARNING
-        if status == "not yet":
+        steps: tuple[str, ...]
+        if row is None:  # status "unknown"
+            severity = Severity.INFO
+            title = f"{target} is not in rocmdesk's support table"
+            details = (f"GPU {describe(gpu)} has a gfx target rocmdesk's table does not know. It is not on ROCm's "
+                       f"Linux support list of any release up to {rocm_support.LATEST}.")
+            steps = ("Check AMD's current ROCm system requirements for this GPU before installing ROCm for it.",)
+        elif status == "not yet":
             title = f"{judged} is older than ROCm's support for {target}"
             details = (f"GPU {describe(gpu)} joined ROCm's Linux support list in ROCm {row.added}; the installed "
                        f"{judged} predates it. What works: {row.what_works}.")
@@ -92,12 +99,6 @@ def gpu_not_supported_by_rocm(ctx):
                        + f". What works later: {row.what_works}.")
             steps = ("Stay on a ROCm release that still supports it; do not upgrade past "
                      f"{row.dropped or 'the deprecation'} for this GPU.",)
-        elif status == "unknown":
-            severity = Severity.INFO
-            title = f"{target} is not in rocmdesk's support table"
-            details = (f"GPU {describe(gpu)} has a gfx target rocmdesk's table does not know. It is not on ROCm's "
-                       f"Linux support list of any release up to {rocm_support.LATEST}.")
-            steps = ("Check AMD's current ROCm system requirements for this GPU before installing ROCm for it.",)
         else:  # "dropped" or "never"
             when = (f"dropped in ROCm {row.dropped}" if status == "dropped" and row.dropped
                     else "not on ROCm's Linux support list")
@@ -108,7 +109,7 @@ def gpu_not_supported_by_rocm(ctx):
         if others and status in ("dropped", "never", "unknown"):
             value = visible_devices_value(facts, others)
             # an unsupported GPU left visible makes HIP programs abort for every GPU ("Unable to find code object
-            # for all current devices", rocm-facts 4b [S39])
+            # for all current devices": ROCm/clr hipamd/src/hip_code_object.cpp; ROCm/legacy-rocm-build#2061)
             details += (" The machine's other GPU(s) " + ", ".join(describe(g) for g in others) + " are supported: "
                         "while this one stays visible, HIP programs can abort with \"hipErrorNoBinaryForGpu: Unable to "
                         "find code object for all current devices\".")

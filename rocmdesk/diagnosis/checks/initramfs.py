@@ -1,4 +1,5 @@
-"""Initramfs checks: is amdgpu in the running kernel's image, and is that copy current (facts 1b-1d).
+"""Initramfs checks: is amdgpu in the running kernel's image, and is that copy current (update-initramfs(8),
+dracut(8), modinfo(8)).
 
 ROCm compute does not need amdgpu in the initramfs (udev loads it from the root file system);
 the image matters for early KMS and for consistency: an old amdgpu.ko or an old modprobe.d copy
@@ -23,7 +24,8 @@ WSL_REASON = ("not applicable under WSL: the Windows driver runs the GPU and the
               "initramfs to check")
 MODPROBE_DIR = "/etc/modprobe.d"
 
-# How each generator is told to include amdgpu (facts 1b; dracut.conf(5) wants the spaces).
+# How each generator is told to include amdgpu (initramfs-tools(7) modules file; dracut.conf(5), which wants the
+# spaces; mkinitcpio.conf(5) MODULES).
 ADD_STEPS = {
     "initramfs-tools": ("Append a line `amdgpu` to /etc/initramfs-tools/modules (one module per line).",),
     "dracut": ('Create /etc/dracut.conf.d/amdgpu.conf containing `force_drivers+=" amdgpu "` '

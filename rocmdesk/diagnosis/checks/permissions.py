@@ -1,4 +1,5 @@
-"""Permission checks: can this user open /dev/kfd and the render nodes (rocm-facts.md 4a [S6][S8][S24])?
+"""Permission checks: can this user open /dev/kfd and the render nodes (ROCm/rocm-install-on-linux
+docs/install/prerequisites.rst; ROCm/rocminfo#41)?
 
 "Configured" membership comes from /etc/group plus the primary gid in /etc/passwd; the session's
 groups come from the ``Groups:`` line of /proc/self/status (a support snapshot carries its own).
@@ -18,7 +19,8 @@ log = logging.getLogger(__name__)
 
 AREA = "Permissions"
 RW = 0o6
-ROCM_GROUPS = ("render", "video")  # the groups ROCm's docs add users to [S8]
+# the groups ROCm's docs add users to (ROCm/rocm-install-on-linux docs/install/prerequisites.rst)
+ROCM_GROUPS = ("render", "video")
 FIRST_USER_GID = 1000  # below: system groups (login.defs SYS_GID_MAX 999)
 
 
@@ -103,7 +105,8 @@ def _node_evidence(facts: HostFacts, denied: _Denied) -> list[Evidence]:
     return ev
 
 
-def _status_line(facts: HostFacts, key: str) -> Evidence | None:
+def status_line(facts: HostFacts, key: str) -> Evidence | None:
+    """The ``key:`` line of /proc/self/status (Groups, Uid…) as evidence, or None."""
     text = facts.read("/proc/self/status") or ""
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith(key + ":"):
@@ -116,7 +119,7 @@ def _denied_evidence(facts: HostFacts, denied: list[_Denied], status_key: str) -
     ev: list[Evidence] = []
     for item in denied:
         ev.extend(e for e in _node_evidence(facts, item) if e not in ev)
-    status = _status_line(facts, status_key)
+    status = status_line(facts, status_key)
     if status:
         ev.append(status)
     return ev
@@ -180,7 +183,8 @@ def _add_groups_fix(facts: HostFacts, user_name: str, missing: list[str]) -> Fix
 
 
 def _udev_fix(facts: HostFacts) -> Fix:
-    """ROCm's udev rule giving /dev/kfd and the render nodes to a group (facts 4a [S8])."""
+    """ROCm's udev rule giving /dev/kfd and the render nodes to a group (ROCm/rocm-install-on-linux
+    docs/install/prerequisites.rst, 70-amdgpu.rules)."""
     group = "render" if facts.group_by_name("render") is not None or facts.group_by_name("video") is None else "video"
     return Fix("udev-rule-amdgpu", True, (
         f'Create /etc/udev/rules.d/70-amdgpu.rules with `KERNEL=="kfd", GROUP="{group}", MODE="0660"` '

@@ -1,4 +1,4 @@
-"""Python and PyTorch checks: wrong torch wheel, custom nodes that would swap it, pynvml crash (facts 3).
+"""Python and PyTorch checks: wrong torch wheel, custom nodes that would swap it, pynvml crash (pytorch/pytorch#133259).
 
 Everything is read from files (never ``import torch``, never run a snapshot's interpreter). On
 ROCm, PyTorch keeps the ``torch.cuda`` API and device "cuda"; the faults here are a CUDA or CPU
@@ -11,9 +11,11 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+import sys
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
@@ -30,9 +32,9 @@ from rocmdesk.diagnosis.torch_index import (
 )
 from rocmdesk.host import HostReadError
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10 has no TOML reader: pyproject.toml pins are not read there
     tomllib = None
 
 log = logging.getLogger(__name__)
@@ -184,6 +186,7 @@ def torch_wheel_mismatch(ctx):
                    f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} ")
         title = f"PyTorch is {kind}, not a ROCm build"
         python = env_python(env)
+        steps: tuple[str, ...]
         try:
             index, why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python)
         except NoWheelForPython as no_wheel:
@@ -291,7 +294,7 @@ def judge_requirement(req: Requirement, installed: str | None, torch_version: st
     installed local label), so only a requirement the installed version does not satisfy makes pip
     fetch another build, and that build comes from PyPI (CUDA).
     """
-    name = req.name.lower()
+    name = canonicalize_name(req.name)
     spec = SpecifierSet(str(req.specifier), prereleases=True)
     if name == "xformers":
         if installed is not None and (not str(spec) or _contains(spec, installed)):
@@ -368,12 +371,12 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
                 req = Requirement(line)
             except InvalidRequirement:
                 continue
-            if req.name.lower() not in TORCH_FAMILY:
+            if canonicalize_name(req.name) not in TORCH_FAMILY:
                 continue
             if req.marker is not None and not req.marker.evaluate({"sys_platform": "linux", "platform_system": "Linux",
                                                                   "os_name": "posix"}):
                 continue
-            verdict = judge_requirement(req, _installed(env, req.name.lower()), torch_version)
+            verdict = judge_requirement(req, _installed(env, canonicalize_name(req.name)), torch_version)
             if verdict is None:
                 continue
             severity, why = verdict
@@ -407,6 +410,103 @@ def constraints_file_command(pins: list[str]) -> str:
     return f"printf '%s\\n' {' '.join(pins)} > ~/rocm-torch-constraints.txt"
 
 
+# -- the swap already happened: which node asked for the CUDA (or CPU) torch ------------------------
+
+# PyTorch's own indexes for CUDA and CPU wheels (download.pytorch.org/whl/cu121, /whl/cpu, /whl/nightly/cu124)
+NON_ROCM_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/|test/)?(cu\d+|cpu)(?![\w.])")
+NON_ROCM_LABEL = re.compile(r"\+(cu\d+|cpu)(?![\w.])")  # a local version label: 2.5.1+cu121, 2.5.1+cpu
+INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url")
+
+
+def _build_word(label: str) -> str:
+    return "CPU-only" if label == "cpu" else "CUDA"
+
+
+def _index_lines(ctx, node: str) -> list[tuple[str, int, str, str]]:
+    """(path, line number, line, cu121|cpu) of the requirements.txt options that send pip to a CUDA or CPU index."""
+    path = f"{node}/requirements.txt"
+    try:
+        text = ctx.root.read_text(path, REQUIREMENTS_MAX)
+    except HostReadError:
+        return []
+    out = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split(" #", 1)[0].strip()
+        option = line.split("=", 1)[0].split(None, 1)[0] if line else ""
+        match = NON_ROCM_INDEX.search(line)
+        if option in INDEX_OPTIONS and match:
+            out.append((path, number, line, match.group(1)))
+    return out
+
+
+def _pulled_outcomes(ctx, comfy: ComfyInstall) -> list:
+    """The environment already holds a CUDA or CPU torch: the custom nodes whose requirements ask for one.
+
+    A requirement pinning a ``+cu121``/``+cpu`` build of torch (or its companions), or a torch requirement
+    beside an index option pointing at PyTorch's CUDA/CPU index, is what ComfyUI-Manager's ``pip install -r``
+    turns into the swap (Comfy-Org/comfy-cli PR #379; LykosAI/StabilityMatrix#1132). Named, so reinstalling the ROCm
+    build is not undone at the node's next install; torch-wheel-mismatch reports the wrong wheel itself.
+    """
+    env = comfy.env
+    assert env is not None and env.torch is not None
+    findings = []
+    for node in comfy.custom_nodes:
+        pins: list[tuple[str, int, str, str]] = []  # path, line, requirement, label
+        family = False
+        for path, number, line in _node_requirements(ctx, node):
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if canonicalize_name(req.name) not in TORCH_FAMILY or (req.marker is not None and not req.marker.evaluate(
+                    {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"})):
+                continue
+            family = True
+            tagged = NON_ROCM_LABEL.search(str(req.specifier))
+            if tagged:
+                pins.append((path, number, line, tagged.group(1)))
+        indexes = _index_lines(ctx, node) if family else []
+        if not pins and not indexes:
+            continue
+        label = (pins or indexes)[0][3]
+        word = _build_word(label)
+        evidence = [Evidence(f"{line}: asks pip for a {_build_word(lab)} build", path, number or None)
+                    for path, number, line, lab in pins]
+        evidence += [Evidence(f"{line}: pip takes torch from PyTorch's {_build_word(lab)} index", path, number)
+                     for path, number, line, lab in indexes]
+        installed = env.torch.version or "unknown version"
+        exact = any(canonicalize_name(Requirement(line).name) == "torch" and installed in Requirement(line).specifier
+                    for _p, _n, line, _l in pins if installed != "unknown version")
+        built = {"cuda": "CUDA", "cpu": "CPU-only"}.get(env.torch.build, env.torch.build)
+        evidence.append(Evidence(
+            f"installed: torch {installed}, a {built} build ({env.torch.decided_by})"
+            + (": exactly the build this node asks for" if exact else ""),
+            env.torch.metadata or env.torch.site_packages))
+        node_name = node.rsplit("/", 1)[-1]
+        requirements = shlex.quote(f"{node}/requirements.txt")
+        asked = pins[0][2] if pins else indexes[0][2]
+        steps = tuple(filter(None, (
+            f"Reinstall the ROCm build of torch in {env.path} first: the steps of the finding torch-wheel-mismatch.",
+            no_interpreter_step(env),
+            "Then write its versions to a constraints file: `" + pip_command(env, "freeze")
+            + " | grep -E '^(torch|torchvision|torchaudio)==' > ~/rocm-torch-constraints.txt`.",
+            f"Install {node_name}'s requirements only under it: "
+            f"`{pip_command(env, f'install -r {requirements} -c ~/rocm-torch-constraints.txt')}`; pip then refuses "
+            f"`{asked}` instead of bringing the {word} torch back. Leave the node's files unchanged; if it fails "
+            "without that torch, ask its author for a plain `torch` requirement.")))
+        explanation = (
+            f"This environment's torch is already a {built} build (see torch-wheel-mismatch), and this custom "
+            f"node's requirements ask for a {word} build: a pin with a +{label} label or PyTorch's {word} index. "
+            "Installing the node's requirements (ComfyUI-Manager does it at every install and update of the node) "
+            "is how pip swaps the ROCm torch out, and it does it again after torch is reinstalled from the ROCm "
+            "index, unless pip is held to the ROCm versions with a constraints file. The node's own files stay "
+            "as they are.")
+        findings.append(Failed(evidence=evidence, subject=node, severity=Severity.ERROR, explanation=explanation,
+                               title=f"A ComfyUI custom node asks for a {word} build of torch",
+                               fix=Fix("pip-constrain-torch", False, steps, None)))
+    return findings
+
+
 @check("torch-pinned-by-custom-node", AREA)
 def torch_pinned_by_custom_node(ctx):
     discovery = _envs(ctx)
@@ -419,7 +519,10 @@ def torch_pinned_by_custom_node(ctx):
             outcomes.append(Skipped(f"{comfy.path}: its Python environment or torch was not found"))
             continue
         if env.torch.build != "rocm":
-            outcomes.append(Skipped(f"{comfy.path}: torch is not a ROCm build (see torch-wheel-mismatch)"))
+            # the swap happened already: name the node that asked for it, if one did
+            outcomes += _pulled_outcomes(ctx, comfy) or [Skipped(
+                f"{comfy.path}: torch is not a ROCm build (see torch-wheel-mismatch), and no custom node asks "
+                "for a CUDA or CPU build")]
             continue
         found = _pinned_outcomes(ctx, comfy)
         outcomes += found or [Passed(f"{comfy.path}: no custom node pins torch against {env.torch.version}")]
@@ -456,7 +559,7 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
             return None
         return ("warning", f"nightly {version} was built before that fix was merged (2024-08-19), so "
                 "torch.cuda may crash")
-    match = re.match(r"rocm(\d+)\.(\d+)(?:\.(\d+))?", local)
+    match = re.match(r"rocm(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", local)
     if match:
         rocm = tuple(int(x or 0) for x in match.groups())
         if rocm >= (6, 2, 1):
@@ -467,6 +570,19 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
     # the explanation (YAML) names the fix and the releases that have it: the words here say only where this
     # build stands, so the fixed version is stated once
     return ("error", f"this environment's torch {version} predates that fix")
+
+
+AMDSMI_PACKAGE = "/opt/rocm/share/amd_smi"  # the amdsmi Python package ROCm ships (AMD SMI docs, "Install the library")
+
+
+def _amdsmi_step(ctx, env: PythonEnv) -> str | None:
+    """The third way out on a native host: with the amdsmi Python package of this ROCm importable, torch's amdsmi path
+    works and pynvml can stay (pytorch/pytorch#133259: "fixable by cd /opt/rocm/share/amd_smi && pip3 install";
+    not under WSL, where AMD SMI does not run, as that reporter found)."""
+    if ctx.is_wsl or not ctx.root.is_dir(AMDSMI_PACKAGE):
+        return None
+    return ("Or keep pynvml and install the amdsmi Python package of this machine's ROCm into the environment: "
+            f"`{pip_command(env, 'install ' + AMDSMI_PACKAGE)}`.")
 
 
 # rocm6.0's newest torch is 2.4.1 (2.3.x and 2.4.x only); rocm6.1 and later indexes carry 2.5+ (torch_index sources).
@@ -492,15 +608,43 @@ def _upgrade_step(env: PythonEnv, gfx_targets) -> str:
 
 def _pynvml_dists(env: PythonEnv) -> list[tuple[str, str, str]]:
     out = []
-    for name in ("pynvml", "nvidia-ml-py", "nvidia-ml-py3"):
+    for name in PYNVML_NAMES:
         entry = env.packages.get(name)
         if entry:
             out.append((name, entry[0], entry[1]))
     return out
 
 
-def _pynvml_requirers(ctx, env: PythonEnv) -> list[Evidence]:
+_PYNVML_REQ_RE = re.compile(r"^Requires-Dist:\s*(pynvml|nvidia-ml-py3?)\b(.*)$", re.I | re.M)
+PYNVML_NAMES = ("pynvml", "nvidia-ml-py", "nvidia-ml-py3")
+
+
+def _installed_requirers(ctx, env: PythonEnv) -> list[Evidence]:
+    """Installed packages whose METADATA requires pynvml unconditionally: what pulled it in (DeepSpeed lists
+    nvidia-ml-py in its requirements, pytorch/pytorch#133259). Optional extras are left out: pip installs those only
+    when asked for."""
     out = []
+    for name, (version, dist) in sorted(env.packages.items()):
+        if name in PYNVML_NAMES or not dist.endswith(".dist-info"):
+            continue
+        path = f"{dist}/METADATA"
+        try:
+            text = ctx.root.read_text(path, REQUIREMENTS_MAX)
+        except HostReadError:
+            continue
+        for match in _PYNVML_REQ_RE.finditer(text):
+            if "extra" in match.group(2):
+                continue
+            number = text.count("\n", 0, match.start()) + 1
+            out.append(Evidence(f"{match.group(0).strip()} ({name} {version} pulls it in)", path, number))
+    return out[:MAX_REQUIRERS]
+
+
+MAX_REQUIRERS = 8
+
+
+def _pynvml_requirers(ctx, env: PythonEnv) -> list[Evidence]:
+    out = _installed_requirers(ctx, env)
     discovery = _envs(ctx)
     for comfy in discovery.comfyui:
         if comfy.env is not env:
@@ -542,7 +686,8 @@ def pynvml_breaks_rocm_torch(ctx):
         steps = tuple(filter(None, (
             no_interpreter_step(env),
             f"Uninstall it from this environment: `{pip_command(env, 'uninstall -y ' + names)}`.",
-            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets))))
+            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets),
+            _amdsmi_step(ctx, env))))
         outcomes.append(Failed(
             evidence=evidence, subject=env.path, severity=Severity(severity),
             details=f"{words[0].upper()}{words[1:]}.",

@@ -16,6 +16,7 @@ from rocmdesk.diagnosis import rocm_support
 from rocmdesk.diagnosis.checks.gpu_support import describe, gpu_evidence
 from rocmdesk.diagnosis.checks.python_torch import env_python, no_interpreter_step, pip_command
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.env_settings import EnvSetting
 from rocmdesk.diagnosis.gfx import parse_override
 from rocmdesk.diagnosis.gpu_code import CodeTargets, library_targets
 from rocmdesk.diagnosis.model import Evidence, Fix
@@ -47,7 +48,7 @@ def _missing(target: str, code: CodeTargets) -> bool:
     return any(known is not None and target not in known for known in (code.rocblas, code.kernels))
 
 
-def _overrides(facts) -> list[tuple[str, object]]:
+def _overrides(facts) -> list[tuple[str, EnvSetting]]:
     """(target, setting) of every well-formed global HSA_OVERRIDE_GFX_VERSION set for programs."""
     out = []
     for setting in facts.env_settings:

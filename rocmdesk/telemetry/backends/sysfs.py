@@ -108,13 +108,32 @@ def _fan_percent_parser(pwm_max: int) -> Callable[[str], float]:
     return parse
 
 
-def _label(hwmon: str, files: set[str], name: str) -> str | None:
-    if name not in files:
-        return None
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-. ")
+
+
+def _parse_label(text: str) -> str:
+    """An hwmon ``*_label``: amdgpu writes one short word ("edge", "junction", "vddgfx", "PPT"); binary or
+    long text, or a number, is garbage, not a sensor name (it would become a reading's key)."""
+    label = parsers.parse_line(text)
+    if len(label) > 32 or not label[0].isalpha() or not set(label) <= _LABEL_CHARS:
+        raise parsers.garbage(text)
+    return label
+
+
+def _label_and_reason(hwmon: str | None, files: set[str], name: str) -> tuple[str | None, str | None]:
+    """(label, None), (None, None) when there is no such file, or (None, why it cannot be used)."""
+    if hwmon is None or name not in files:
+        return None, None
     try:
-        return parsers.parse_line(host.read_fd_text(os.path.join(hwmon, name)))
-    except (OSError, parsers.ValueProblem):
-        return None
+        return _parse_label(host.read_fd_text(os.path.join(hwmon, name))), None
+    except parsers.ValueProblem as exc:
+        return None, f"{name}: {exc}"
+    except OSError as exc:
+        return None, f"{name}: {_reason(exc)}"
+
+
+def _label(hwmon: str | None, files: set[str], name: str) -> str | None:
+    return _label_and_reason(hwmon, files, name)[0]
 
 
 def build_plan(gpu: DiscoveredGpu) -> _Plan:
@@ -123,15 +142,15 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
     info = gpu.info
     dev = gpu.device_real
     dev_files = _list_files(dev)
-    hw = gpu.hwmon_real
-    hw_files = _list_files(hw)
+    hw = gpu.hwmon_real or ""  # "" = no hwmon folder: hw_files is empty, so nothing joins onto it
+    hw_files = _list_files(gpu.hwmon_real)
     on_amdgpu = info.driver == "amdgpu"
     not_amdgpu = f"not on amdgpu ({info.driver} driver)" if info.driver else "not bound to a driver"
 
     def absent(key: str, what: str, from_device: bool = True) -> None:
         if from_device and not on_amdgpu:
             plan.missing[key] = not_amdgpu
-        elif not from_device and hw is None:
+        elif not from_device and not hw:
             plan.missing[key] = not_amdgpu if not on_amdgpu else "no hwmon sensors for this GPU"
         else:
             plan.missing[key] = f"this GPU has no {what}"
@@ -156,8 +175,12 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
     seen: set[str] = set()
     numbers = sorted(int(n[4:-6]) for n in hw_files
                      if n.startswith("temp") and n.endswith("_input") and n[4:-6].isdigit())
+    bad_labels: list[str] = []  # a label that exists but cannot be read: its sensor's name is unknown
     for n in numbers:
-        label = _label(hw, hw_files, f"temp{n}_label") or f"temp{n}"
+        label, why = _label_and_reason(hw, hw_files, f"temp{n}_label")
+        if why:
+            bad_labels.append(why)
+        label = label or f"temp{n}"
         if label in seen:
             label = f"temp{n}"
         seen.add(label)
@@ -174,9 +197,14 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
     for label in STANDARD_TEMPS:
         if label not in seen:
             absent(f"temperature_c.{label}", f"{label} sensor", from_device=False)
+            if bad_labels:  # it may be the sensor whose label is unreadable: say so, not "no such sensor"
+                why = f"no sensor labelled {label} ({'; '.join(bad_labels)})"
+                plan.missing[f"temperature_c.{label}"] = why
+                plan.missing[f"temperature_crit_c.{label}"] = why
+                plan.missing[f"temperature_emergency_c.{label}"] = why
 
     # -- power --------------------------------------------------------------------------------
-    secondary = (not any(n.startswith("power1_") for n in hw_files) and hw is not None
+    secondary = (not any(n.startswith("power1_") for n in hw_files) and bool(hw)
                  and info.device_id in pciids.MULTI_DIE_IDS)
     power_missing = ("secondary die: the board power is reported by the primary die" if secondary
                      else None)
@@ -218,9 +246,9 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
     freq = {}
     for name in hw_files:
         if name.startswith("freq") and name.endswith("_input"):
-            label = _label(hw, hw_files, name.replace("_input", "_label"))
-            if label:
-                freq[label] = os.path.join(hw, name)
+            freq_label = _label(hw, hw_files, name.replace("_input", "_label"))
+            if freq_label:
+                freq[freq_label] = os.path.join(hw, name)
     for key, table, label in (("sclk", "pp_dpm_sclk", "sclk"), ("mclk", "pp_dpm_mclk", "mclk")):
         if label in freq:
             plan.probes.append(_Probe(f"{key}_mhz", freq[label], parsers.hertz_to_mhz))
@@ -250,26 +278,32 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
             plan.probes.append(_Probe("fan_percent", os.path.join(hw, "pwm1"), _fan_percent_parser(pwm_max)))
     else:
         absent("fan_percent", "fan control (pwm1)", from_device=False)
-    volt = None
+    # every in*_label once: vddgfx -> "gfx" (also the voltage_mv reading), vddnb -> "nb" (APUs); one that exists
+    # but cannot be read is the reason its rail and, when no vddgfx is found, the voltage are N/A
+    rails: list[tuple[str, str]] = []  # (label, in*_input name)
+    rail_labels: list[str] = []
     for name in sorted(hw_files):
-        if name.startswith("in") and name.endswith("_label") and _label(hw, hw_files, name) == "vddgfx":
-            candidate = name.replace("_label", "_input")
-            if candidate in hw_files:
-                volt = candidate
-                break
+        if name.startswith("in") and name.endswith("_label"):
+            label, why = _label_and_reason(hw, hw_files, name)
+            if why:
+                rail_labels.append(why)
+            elif label and name.replace("_label", "_input") in hw_files:
+                rails.append((label, name.replace("_label", "_input")))
+    volt = next((candidate for label, candidate in rails if label == "vddgfx"), None)
     if volt is None and "in0_input" in hw_files and "in0_label" not in hw_files:
         volt = "in0_input"  # MI300X: in0 without a label is still vddgfx
     if volt:
         plan.probes.append(_Probe("voltage_mv", os.path.join(hw, volt),
                                   lambda t: float(parsers.parse_int(t, maximum=10_000))))
+    elif rail_labels:
+        plan.missing["voltage_mv"] = f"no rail labelled vddgfx ({'; '.join(rail_labels)})"
     else:
         absent("voltage_mv", "graphics voltage sensor (vddgfx)", from_device=False)
-    for name in sorted(hw_files):  # every labelled rail: vddgfx -> "gfx", vddnb -> "nb" (APUs)
-        if name.startswith("in") and name.endswith("_label"):
-            label = _label(hw, hw_files, name)
-            candidate = name.replace("_label", "_input")
-            if label and label.startswith("vdd") and candidate in hw_files:
-                plan.voltage_rails.append((label[3:] or label, os.path.join(hw, candidate)))
+    if rail_labels:
+        plan.missing["voltage_mv_by_rail"] = f"rails not named: {'; '.join(rail_labels)}"
+    for label, candidate in rails:
+        if label.startswith("vdd"):
+            plan.voltage_rails.append((label[3:] or label, os.path.join(hw, candidate)))
 
     # -- gpu_metrics and the PCIe link ------------------------------------------------------------
     if "gpu_metrics" in dev_files:
@@ -279,8 +313,12 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
         for key, name, parse in (("max_speed_gts", "max_link_speed", pcie.parse_speed_gts),
                                  ("max_width", "max_link_width", pcie.parse_width)):
             if name in dev_files:
-                value, _ = _read_static(os.path.join(dev, name), parse)
+                value, reason = _read_static(os.path.join(dev, name), parse)
                 plan.pcie_max[key] = value
+                if reason is None and value is None:
+                    reason = f"{name}: unknown or garbage value"
+                if reason:
+                    plan.missing[f"pcie.{key}"] = reason
     else:
         absent("pcie", "PCIe link attributes (current_link_speed)")
 
@@ -301,6 +339,7 @@ class SysfsBackend(Backend):
         self.root = root
         self._plans: list[_Plan] = []
         self._cards: list[str] | None = None
+        self._identity: list[tuple[tuple[int, int] | None, ...]] = []  # per card: its folders' inodes
         self._drm_real: str | None = None
         self._pending_errors: list[str] = []
         self._fdinfo: Any = None  # FdinfoScanner, made on the first processes() call
@@ -312,8 +351,29 @@ class SysfsBackend(Backend):
         except HostReadError:
             self._drm_real = None
         self._cards = list_cards(self.root)
+        self._identity = self._identities(self._cards)
         self._plans = [build_plan(gpu) for gpu in discover(self.root)]
         return [plan.info for plan in self._plans]
+
+    def _identities(self, cards: list[str]) -> list[tuple[tuple[int, int] | None, ...]]:
+        """The inodes of each card's ``drm/cardN`` and device folders (None: missing).
+
+        A card name is no identity (issue 11, item 5): a GPU whose device folder vanished and came back,
+        a re-bound driver or another GPU under the same ``cardN`` keeps the name but not these inodes.
+        One ``stat`` each, the kernel following the class links: this only detects a change (which
+        makes discovery, whose paths are resolved inside the root, run again) and reads nothing.
+        """
+        out: list[tuple[tuple[int, int] | None, ...]] = []
+        for card in cards:
+            pair: list[tuple[int, int] | None] = []
+            for path in (f"{self._drm_real}/{card}", f"{self._drm_real}/{card}/device"):
+                try:
+                    st = os.stat(path)
+                    pair.append((st.st_dev, st.st_ino))
+                except (OSError, ValueError):
+                    pair.append(None)
+            out.append(tuple(pair))
+        return out
 
     def _cards_changed(self) -> bool:
         if self._cards is None or self._drm_real is None:
@@ -325,7 +385,9 @@ class SysfsBackend(Backend):
         cards = [n for n in names if n.startswith("card") and n[4:].isdigit()]
         if len(cards) != len(self._cards):
             return True
-        return sorted(cards, key=lambda n: int(n[4:])) != self._cards
+        if sorted(cards, key=lambda n: int(n[4:])) != self._cards:
+            return True
+        return self._identities(self._cards) != self._identity
 
     # -- sampling --------------------------------------------------------------------------------
     def sample(self) -> Snapshot:
@@ -419,12 +481,21 @@ def _read_extras(plan: _Plan, sample: GpuSample) -> None:
         except (OSError, parsers.ValueProblem) as exc:
             sample.unavailable[f"voltage_mv_by_rail.{rail}"] = _reason(exc) if isinstance(exc, OSError) else str(exc)
     if plan.pcie_paths is not None:
-        try:
-            speed = pcie.parse_speed_gts(host.read_fd_text(plan.pcie_paths[0]))
-            width = pcie.parse_width(host.read_fd_text(plan.pcie_paths[1]))
-            sample.pcie = {"speed_gts": speed, "width": width, **plan.pcie_max}
-        except OSError as exc:
-            sample.unavailable["pcie"] = _reason(exc)
+        link: dict[str, Any] = {}
+        for key, path, parse in (("speed_gts", plan.pcie_paths[0], pcie.parse_speed_gts),
+                                 ("width", plan.pcie_paths[1], pcie.parse_width)):
+            try:
+                link[key] = parse(host.read_fd_text(path))
+            except OSError as exc:
+                link[key] = None
+                sample.unavailable[f"pcie.{key}"] = f"{os.path.basename(path)}: {_reason(exc)}"
+            else:
+                if link[key] is None:  # "Unknown" while the link is down, or garbage
+                    sample.unavailable[f"pcie.{key}"] = f"{os.path.basename(path)}: unknown or garbage value"
+        if link["speed_gts"] is None and link["width"] is None:
+            sample.unavailable["pcie"] = "; ".join(sample.unavailable.pop(f"pcie.{k}") for k in ("speed_gts", "width"))
+        else:
+            sample.pcie = {**link, **plan.pcie_max}
     if plan.gpu_metrics_path is None:
         reason = "this GPU has no gpu_metrics table" if plan.info.on_amdgpu else "not on amdgpu"
     else:
@@ -438,6 +509,9 @@ def _read_extras(plan: _Plan, sample: GpuSample) -> None:
             reason = f"gpu_metrics: {exc}"
     for key in ("throttle", "energy_j"):
         sample.unavailable.setdefault(key, reason)
+    if plan.gpu_metrics_path is not None:  # the table exists but failed: its per-rail/clock readings are N/A too
+        for key in ("clocks_mhz", "power_w_by_rail", "temperature_c"):
+            sample.unavailable.setdefault(key, reason)
 
 
 def apply_gpu_metrics(sample: GpuSample, metrics: gpu_metrics.GpuMetrics) -> None:
@@ -446,6 +520,7 @@ def apply_gpu_metrics(sample: GpuSample, metrics: gpu_metrics.GpuMetrics) -> Non
         if key not in sample.temperature_c:
             sample.temperature_c[key] = value
             sample.unavailable.pop(f"temperature_c.{key}", None)
+            sample.source[f"temperature_c.{key}"] = "gpu_metrics"
     # A sensor the board does not have (vrgfx on a laptop, all ones or 0 in the table) is simply absent:
     # only the three standard sensors are listed as N/A, and hwmon has already said why for those.
     sample.power_w_by_rail.update(metrics.power_w_by_rail)

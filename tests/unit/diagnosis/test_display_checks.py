@@ -1,4 +1,4 @@
-"""Display check: Xorg configurations and logs that force the wrong DDX (facts section 2)."""
+"""Display check: Xorg configurations and logs that force the wrong DDX."""
 
 from __future__ import annotations
 

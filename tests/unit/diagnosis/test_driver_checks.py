@@ -12,6 +12,7 @@ from rocmdesk.diagnosis.model import Severity, Status
 from rocmdesk.host import HostReadError, HostRoot, ReadFailure, RecordedRunner
 from tests.support import scenarios as sc
 from tests.support.host_faults import deny_reads
+from tests.support.initramfs_images import install_matching_initramfs
 from tests.support.scenarios import only_finding
 
 
@@ -109,6 +110,47 @@ def test_blacklist_while_loaded_is_a_warning(root):
     finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
     assert finding.severity is Severity.WARNING
     assert "loaded right now" in finding.explanation
+
+
+def test_blacklist_on_a_kubernetes_node_while_loaded_is_left_to_the_gpu_operator(root):
+    sc.blacklist_amdgpu(root)
+    (root / "var/lib/kubelet").mkdir(parents=True)
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.severity is Severity.INFO and finding.fix.action is None
+    assert finding.fix.steps[0].startswith("If AMD's GPU Operator manages this node, leave the blacklist")
+    assert any(e.path == "/var/lib/kubelet" for e in finding.evidence)
+    sc.unload_amdgpu(root)  # nothing loaded it: the GPU is dark, but the blacklist may still be the operator's
+    finding = only_finding(sc.run_check(root, "amdgpu-blacklisted"))
+    assert finding.severity is Severity.ERROR and finding.fix.action is None
+    assert "look at the operator's driver pods instead" in finding.explanation
+    shutil.rmtree(root / "var/lib/kubelet")  # not a Kubernetes node: the one-click removal again
+    assert only_finding(sc.run_check(root, "amdgpu-blacklisted")).fix.action is not None
+
+
+def test_blacklist_written_after_the_image_says_the_image_loaded_amdgpu(root):
+    # the image holds amdgpu and no copy of the newer file: the boot loaded amdgpu from it (ROCm/gpu-operator#330)
+    path = sc.blacklist_amdgpu(root)
+    image = root / f"boot/initrd.img-{sc.KERNEL}"
+    os.utime(path, (image.stat().st_mtime + 600,) * 2)
+    details = only_finding(sc.run_check(root, "amdgpu-blacklisted")).explanation.split("\n\n")[-1]
+    assert details.startswith("amdgpu is loaded right now because the initramfs loaded it at boot")
+    assert "not /etc/modprobe.d/blacklist-amdgpu.conf, which was written after the image was built" in details
+    assert "modprobe amdgpu" not in details
+
+
+def test_blacklist_already_in_the_image_while_loaded_means_an_explicit_modprobe(root):
+    sc.blacklist_amdgpu(root)
+    install_matching_initramfs(root, sc.KERNEL)  # rebuilt after the line: the image blacklists amdgpu too
+    details = only_finding(sc.run_check(root, "amdgpu-blacklisted")).explanation.split("\n\n")[-1]
+    assert "something ran `modprobe amdgpu` explicitly" in details and "initramfs" not in details
+
+
+def test_image_copy_without_the_line_is_named(root):
+    sc.blacklist_amdgpu(root, line="options amdgpu ppfeaturemask=0xfff7bfff")
+    install_matching_initramfs(root, sc.KERNEL)  # the image's copy of the file has no blacklist line
+    sc.blacklist_amdgpu(root)
+    details = only_finding(sc.run_check(root, "amdgpu-blacklisted")).explanation.split("\n\n")[-1]
+    assert "its copy of /etc/modprobe.d/blacklist-amdgpu.conf does not blacklist it" in details
 
 
 @pytest.mark.parametrize("line", ["# blacklist amdgpu", "blacklist amdgpu_foo", "blacklist radeon",
@@ -379,6 +421,13 @@ def test_small_bar(root):
     assert finding.severity is Severity.INFO and "BAR=256M" in finding.evidence[0].text
 
 
+def test_small_bar_without_a_failed_resize_has_no_resize_words(root):
+    sc.kernel_log(root, "[drm] Detected VRAM RAM=8176M, BAR=256M",
+                  "amdgpu 0000:03:00.0: BAR 2: failed to assign [mem size 0x00200000 64bit pref]")  # not BAR 0
+    finding = only_finding(sc.run_check(root, "small-bar"))
+    assert len(finding.evidence) == 1 and "tried to enlarge" not in finding.explanation
+
+
 def test_small_bar_on_small_vram_apu_is_fine(root):
     sc.kernel_log(root, "[drm] Detected VRAM RAM=256M, BAR=256M")
     assert sc.run_check(root, "small-bar").status is Status.PASS
@@ -490,8 +539,23 @@ def test_overdrive_steps_follow_the_distribution_and_name_gfx_dcs(root):
     assert any(f"`sudo dracut -f --kver {sc.KERNEL}`" in s for s in steps)
     assert steps[-1].startswith("Reboot") and sum(s.startswith("Reboot") for s in steps) == 1
     assert "GFX_DCS" in finding.explanation
+    assert "To keep OverDrive alone, use `amdgpu.ppfeaturemask=0xfff7ffff`." in finding.explanation
     sc.set_ppfeaturemask(root, "0xfff7ffff")
     assert "GFX_DCS" not in only_finding(sc.run_check(root, "overdrive-enabled")).explanation
+
+
+def test_overdrive_names_the_amdgpu_clocks_state_it_applies(root):
+    sc.set_ppfeaturemask(root, "0xfff7ffff")
+    sc.write(root, "/etc/default/amdgpu-custom-state.card0", "OD_SCLK:\n0: 800Mhz\n1: 2000Mhz\nOD_VDDC_CURVE:\n"
+                                                             "1: 1422MHz 808mV\nFORCE_POWER_CAP: 270000000\n")
+    sc.write(root, "/etc/default/amdgpu-custom-state.card1", "# nothing set\n")  # no keys: not evidence
+    finding = only_finding(sc.run_check(root, "overdrive-enabled"))
+    state = [e for e in finding.evidence if e.path and "amdgpu-custom-state" in e.path]
+    assert [(e.path, e.text) for e in state] == [("/etc/default/amdgpu-custom-state.card0", "amdgpu-clocks applies "
+                                                  "this OverDrive state at boot (OD_SCLK, OD_VDDC_CURVE, "
+                                                  "FORCE_POWER_CAP)")]
+    assert finding.fix.steps[0].startswith("If the GPU crashes or shows artifacts, move the custom state aside first")
+    assert "/etc/default/amdgpu-custom-state.card0 /root/amdgpu-clocks.bak/" in finding.fix.steps[0]
 
 
 def test_missing_microcode_is_never_called_optional(root):

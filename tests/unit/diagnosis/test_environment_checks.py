@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from rocmdesk.diagnosis.checks.environment import judge_visible
@@ -9,7 +11,9 @@ from rocmdesk.diagnosis.etc_parsers import parse_env_assignments, parse_environ,
 from rocmdesk.diagnosis.gfx import GfxVersion, parse_override
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
+from tests.support.instinct import instinct_specs
 from tests.support.scenarios import only_finding
+from tests.support.sysfs_tree import build_root
 
 MISMATCH = "hsa-override-mismatch"
 SUGGESTED = "hsa-override-suggested"
@@ -317,3 +321,59 @@ def test_hidden_gpus_count_is_the_machines_not_the_rocr_narrowed_one(root):
     finding = next(f for f in sc.run_check(root, VISIBLE).findings if "HIP_VISIBLE_DEVICES" in f.title)
     assert "already narrowed them to 1" in finding.explanation
     assert "This machine has 2 GPU(s) in the KFD topology." in finding.explanation
+
+
+# -- one sentence per gfx target, not per GPU ---------------------------------------------------------------
+
+
+def _mi300x_node(tmp_path, count: int = 8):
+    """The workstation turned into an Instinct node: its /sys holds ``count`` MI300X and nothing else."""
+    root = sc.clean_workstation(tmp_path / "root")
+    shutil.rmtree(root / "sys")
+    return build_root(root, instinct_specs(tmp_path / "dumps", "mi300x", count=count), cpu_nodes=2)
+
+
+def test_eight_identical_gpus_get_one_sentence(tmp_path):
+    root = _mi300x_node(tmp_path)
+    sc.append(root, "/etc/environment", 'HSA_OVERRIDE_GFX_VERSION="11.0.0"\n')
+    finding = only_finding(sc.run_check(root, MISMATCH))
+    assert finding.severity is Severity.ERROR
+    text = finding.explanation.split("\n\n")[-1]
+    assert text.count("11.0.0 is RDNA3") == 1, text
+    assert ("11.0.0 is RDNA3, but GPUs 0–7 (gfx942, Instinct MI300X / MI300A / MI325X; KFD nodes 2–9) are CDNA3; "
+            "they are supported natively and need no override.") == text
+    assert "remove `HSA_OVERRIDE_GFX_VERSION=11.0.0`" in finding.fix.steps[0]
+
+
+def test_mixed_targets_get_one_sentence_each(root):
+    # two RX 7900 XTX (gfx1100, KFD nodes 1 and 3) and an RX 6900 XT (gfx1030, node 2) with a gfx906 value
+    sc.add_second_gpu(root, "rx6900xt", pci="0000:0a:00.0")
+    sc.add_second_gpu(root, "rx7900xtx", pci="0000:0d:00.0")
+    sc.session_env(root, HSA_OVERRIDE_GFX_VERSION="9.0.6")
+    finding = only_finding(sc.run_check(root, MISMATCH))
+    text = finding.explanation.split("\n\n")[-1]
+    assert text.count("9.0.6 is GCN5") == 2, text
+    assert "but GPUs 0, 2 (gfx1100, " in text and "KFD nodes 1, 3) are RDNA3; they are supported natively" in text
+    assert "but GPU 0000:0a:00.0 (gfx1030, " in text and "KFD node 2) is RDNA2; it is supported natively" in text
+    assert "mixes GPU families" in text
+
+
+def test_number_ranges():
+    from rocmdesk.diagnosis.checks.environment import _numbers
+
+    assert _numbers([3, 0, 1, 2, 5]) == "0–3, 5"
+    assert _numbers([1, 3]) == "1, 3"
+    assert _numbers([4, 5]) == "4, 5"
+    assert _numbers([7]) == "7"
+
+
+def test_one_environment_value_splitter_for_unit_scans_and_service_units():
+    from rocmdesk.diagnosis.etc_parsers import systemd_environment_value
+    from rocmdesk.diagnosis.services import ServiceUnit, parse_unit
+
+    assert systemd_environment_value('"HSA_OVERRIDE_GFX_VERSION=10.3.0" ROCR_VISIBLE_DEVICES=0 junk') == [
+        ("HSA_OVERRIDE_GFX_VERSION", "10.3.0"), ("ROCR_VISIBLE_DEVICES", "0")]
+    assert systemd_environment_value('A="unbalanced B=1') == [("A", '"unbalanced'), ("B", "1")]
+    unit = ServiceUnit("ollama.service")
+    parse_unit('[Service]\nEnvironment=A="unbalanced B=1\n', "/etc/systemd/system/ollama.service", unit)
+    assert {n: s.value for n, s in unit.env.items()} == {"A": '"unbalanced', "B": "1"}

@@ -228,7 +228,8 @@ def test_rocm_2155_centos8_older_kernel_is_not_called_too_new(root):
 
 
 def test_dkms_without_headers_says_so(root):
-    """Not a single report but the step every DKMS thread starts with (rocm-facts 1d [S8]): no headers, no build."""
+    """Not a single report but the step every DKMS thread starts with (ROCm/rocm-install-on-linux
+    docs/install/prerequisites.rst): no headers, no build."""
     kver = "6.8.0-52-generic"
     set_kernel(root, kver)
     dkms_tree(root, "6.8.5-2041575.24.04", installed=("6.8.0-51-generic",))
@@ -391,7 +392,7 @@ def test_rocm_4328_ubuntu_24_10_secure_boot_blocks_signed_dkms(root):
     "Loading of unsigned module is rejected",
 ])
 def test_every_refusal_wording_is_evidence(root, line):
-    """Wordings from RinCat/RTL88x2BU-Linux-Driver#114, fastoe/RTL8812BU#27 (lockdown), rocm-facts 1e [S19]."""
+    """Wordings from RinCat/RTL88x2BU-Linux-Driver#114, fastoe/RTL8812BU#27 (lockdown), dkms-project/dkms#347."""
     sc.install_dkms_amdgpu(root)
     sc.unload_amdgpu(root)
     sc.kernel_log(root, line)
@@ -511,7 +512,7 @@ def test_rocm_3571_swapped_hsa_runtime_is_no_false_alarm(root):
 
 
 def test_wsl_distro_hsa_package_shadows_runtime(root):
-    """andweng/wsl-rocm (third-party guide, rocm-facts 4c [S40]): Ubuntu's libhsa-runtime64-1 shadows /opt/rocm."""
+    """andweng/wsl-rocm (third-party guide): Ubuntu's libhsa-runtime64-1 shadows /opt/rocm."""
     wsl_root(root, "6.3.4-17")
     shutil.rmtree(root / "home/alice/ComfyUI/venv")
     dpkg_add(root, "libhsa-runtime64-1", "5.7.1-2build1")

@@ -208,6 +208,56 @@ def test_pinned_skips(tmp_path):
     assert "environment or torch was not found" in run(PINNED, tmp_path / "b").reason
 
 
+# -- the swap already happened: the node that asked for the CUDA/CPU torch is named ------------------
+
+
+@pytest.mark.parametrize(("torch", "requirements", "word", "lines"), [
+    ("cuda", "torch==2.5.1+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\nomegaconf\n", "CUDA",
+     [1, 2]),
+    ("cuda", "torch==2.3.1+cu121\n", "CUDA", [1]),
+    ("cuda", "-i https://download.pytorch.org/whl/cu124  # fast\ntorch>=2.4\n", "CUDA", [1]),
+    ("cuda", "--index-url=https://download.pytorch.org/whl/nightly/cu126\ntorchvision\n", "CUDA", [1]),
+    ("cpu", "torch==2.5.1+cpu\n", "CPU-only", [1]),
+    ("cuda-untagged", "torchaudio==2.5.1+cu121\n", "CUDA", [1]),
+])
+def test_node_that_asked_for_the_cuda_torch_is_named(tmp_path, torch, requirements, word, lines):
+    result = pinned(tmp_path, requirements, torch=torch)
+    assert result.status is Status.FAIL, result.reason
+    (finding,) = result.findings
+    node = f"/{COMFY}/custom_nodes/some-node"
+    assert finding.subject == node and finding.severity is Severity.ERROR
+    assert finding.title == f"A ComfyUI custom node asks for a {word} build of torch"
+    assert [e.line for e in finding.evidence if e.path == f"{node}/requirements.txt"] == lines
+    assert "already a" in finding.explanation and "torch-wheel-mismatch" in finding.explanation
+    steps = " ".join(finding.fix.steps)
+    assert finding.fix.id == "pip-constrain-torch" and not finding.fix.privileged
+    assert "torch-wheel-mismatch" in finding.fix.steps[0]  # the ROCm torch comes back first
+    assert "pip freeze | grep -E '^(torch|torchvision|torchaudio)=='" in steps
+    assert f"-r {node}/requirements.txt -c ~/rocm-torch-constraints.txt" in steps
+    assert "+cu121" not in steps.split("freeze")[0]  # never a constraint on the CUDA version
+
+
+def test_exact_pin_of_the_installed_cuda_torch_says_so(tmp_path):
+    result = pinned(tmp_path, "torch==2.5.1+cu121\n", torch="cuda")
+    installed = result.findings[0].evidence[-1].text
+    assert installed.startswith("installed: torch 2.5.1+cu121, a CUDA build") and "exactly the build" in installed
+    other = pinned(tmp_path / "b", "torch==2.3.1+cu118\n", torch="cuda")
+    assert "exactly" not in other.findings[0].evidence[-1].text
+
+
+@pytest.mark.parametrize("requirements", [
+    "torch\nnumpy\n",  # an unpinned torch does not say which build
+    "torch==2.5.1\n",  # no build label
+    "--extra-index-url https://download.pytorch.org/whl/cu121\nnumpy\n",  # an index, but no torch asked for
+    "torch==2.5.1+rocm6.2\n--index-url https://download.pytorch.org/whl/rocm6.2\n",  # a ROCm ask is no culprit
+    "torch==2.5.1+cu121; sys_platform == 'win32'\n",  # not on Linux
+    "# torch==2.5.1+cu121\n",
+])
+def test_cuda_env_without_a_culprit_node_still_skips(tmp_path, requirements):
+    result = pinned(tmp_path, requirements, torch="cuda")
+    assert result.status is Status.SKIP and "no custom node asks for a CUDA or CPU build" in result.reason
+
+
 def test_judge_requirement_pep440():
     assert pt.judge_requirement(Requirement("torch==2.5.1"), "2.5.1+rocm6.2", "2.5.1+rocm6.2") is None
     assert pt.judge_requirement(Requirement("torch>=2.6"), "2.5.1+rocm6.2", "2.5.1+rocm6.2")[0] == "error"

@@ -3,7 +3,7 @@
 - amdgpu-blacklisted offers ``modprobe-unblacklist-amdgpu FILE`` exactly when the helper finds a line to
   comment out, on kmod's logical lines (backslash continuations joined as libkmod does).
 - the initramfs checks name a generator (and offer a one-click fix) exactly when the helper picks that
-  same generator; both refuse to guess between several (facts 1b).
+  same generator; both refuse to guess between several.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from tests.support.instinct import instinct_specs
 from tests.support.sysfs_tree import LACT_DUMPS, GpuSpec, build_root
 
 # (dump, PCI device id, gfx target, kind, driver, vbios) read by hand from each dump's uevent,
-# vbios_version and the facts file's gfx table.
+# vbios_version and the gfx table of ROCm/rocm-install-on-linux docs/reference/system-requirements.rst.
 LACT_EXPECTED = {
     "hd7870": (0x6818, None, GpuKind.DISCRETE, "radeon", None),
     "phoenix": (0x15BF, "gfx1103", GpuKind.APU, "amdgpu", "113-PHXGENERIC-001"),

@@ -65,11 +65,13 @@ def test_no_ras_folder_is_na_with_a_reason(tmp_path):
 def test_an_unreadable_counter_is_skipped_with_its_reason(tmp_path):
     device = _mi300x(tmp_path)
     (device / "ras").mkdir()
-    os.mkfifo(device / "ras/umc_err_count")  # a FIFO: reads as empty without blocking
+    os.mkfifo(device / "ras/umc_err_count")  # a FIFO: refused without blocking
     (device / "ras/sdma_err_count").mkdir()  # a folder where a file should be
     sample = SysfsBackend(HostRoot(tmp_path / "root")).sample().gpus[0]
-    assert sample.ras["blocks"] == {} and sample.ras["uncorrectable"] == 0
-    assert "ras.sdma" in sample.unavailable
+    assert sample.ras["blocks"] == {}
+    assert "uncorrectable" not in sample.ras  # no counter read: N/A, not a fake 0 (issue 11 item 3)
+    assert sample.unavailable["ras.umc"] == "not a regular file (a FIFO, socket or device)"
+    assert "ras.sdma" in sample.unavailable and "ras.uncorrectable" in sample.unavailable
 
 
 @pytest.mark.parametrize("ras", [5, "x", {"blocks": [1]}, {"blocks": {"umc": {"ue": "lots"}}, "uncorrectable": 1e300}])

@@ -312,7 +312,7 @@ def test_tool_that_cannot_start(tmp_path):
         backend.sample()
 
 
-# -- the real Debian rocm-smi on a test tree (facts section 9) -------------------------------
+# -- the real Debian rocm-smi on a test tree (tests/integration/test_rocm_smi_oracle.py) ----
 
 KFD_PROPS = {"array_count": "4", "simd_arrays_per_engine": "2", "cu_per_simd_array": "10", "hive_id": "0"}
 
