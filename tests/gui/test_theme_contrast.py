@@ -172,10 +172,24 @@ def _focus_widgets() -> list[QtWidgets.QWidget]:
     tree.setHeaderLabels(["Check"])
     QtWidgets.QTreeWidgetItem(tree, ["amdgpu drives the GPU"])
     edit = QtWidgets.QLineEdit("filter")
-    return [QtWidgets.QPushButton("Fix…"), combo, edit, tree]
+    table = QtWidgets.QTableView()
+    model = QtGui.QStandardItemModel(2, 2, table)
+    table.setModel(model)
+    text = QtWidgets.QPlainTextEdit("steps")
+    from rocmdesk.ui.tuning_tab import MarkedSlider
+
+    slider = MarkedSlider()
+    slider.setRange(261, 333)
+    tabs = QtWidgets.QTabBar()
+    tabs.addTab("Overview")
+    tabs.addTab("Graphs")
+    return [QtWidgets.QPushButton("Fix…"), combo, edit, tree, table, text, slider, tabs]
 
 
-@pytest.mark.parametrize("index", range(4), ids=["button", "combo", "line-edit", "tree"])
+FOCUSABLE = ["button", "combo", "line-edit", "tree", "table", "plain-text", "slider", "tab-bar"]
+
+
+@pytest.mark.parametrize("index", range(len(FOCUSABLE)), ids=FOCUSABLE)
 def test_focused_widgets_get_the_focus_ring(applied, qtbot, index):
     assert theme.contrast_ratio(applied.focus, applied.surface) >= GRAPHIC
     assert theme.contrast_ratio(applied.focus, applied.window) >= GRAPHIC
@@ -200,3 +214,20 @@ def test_focused_widgets_get_the_focus_ring(applied, qtbot, index):
     widget.setFocus(QtCore.Qt.FocusReason.TabFocusReason)
     qtbot.waitUntil(widget.hasFocus, timeout=3000)
     assert applied.focus in colours()
+
+
+def test_the_power_cap_slider_marks_the_default_in_a_colour_that_shows(applied, qtbot):
+    from rocmdesk.ui.tuning_tab import MarkedSlider
+
+    slider = MarkedSlider()
+    qtbot.addWidget(slider)
+    slider.setRange(261, 333)
+    slider.setValue(320)
+    slider.mark = 290
+    slider.resize(400, 30)
+    slider.show()
+    qtbot.waitExposed(slider)
+    image = slider.grab().toImage()
+    colours = {image.pixelColor(x, y).name() for x in range(image.width()) for y in range(image.height())}
+    assert applied.info in colours
+    assert theme.contrast_ratio(applied.info, applied.window) >= GRAPHIC

@@ -559,7 +559,7 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
             return None
         return ("warning", f"nightly {version} was built before that fix was merged (2024-08-19), so "
                 "torch.cuda may crash")
-    match = re.match(r"rocm(\d+)\.(\d+)(?:\.(\d+))?", local)
+    match = re.match(r"rocm(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", local)
     if match:
         rocm = tuple(int(x or 0) for x in match.groups())
         if rocm >= (6, 2, 1):
