@@ -282,7 +282,7 @@ _ROCM_RELEASES: tuple[tuple[int, int], ...] = ((5, 6), (5, 7), (6, 0), (6, 1), (
 
 
 def _version(text: str | None, parts: int = 2) -> tuple[int, ...] | None:
-    match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    match = re.match(r"^\s*(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", text or "")
     if not match:
         return None
     numbers = tuple(int(g) for g in match.groups() if g is not None)
