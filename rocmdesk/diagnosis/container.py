@@ -172,13 +172,13 @@ def _unescape(path: str) -> str:
 
 def parse_id_map(text: str) -> tuple[tuple[int, int, int], ...]:
     """/proc/<pid>/uid_map or gid_map rows: (inside, outside, count)."""
-    rows = []
+    rows: list[tuple[int, int, int]] = []
     for line in text.splitlines()[:340]:
         parts = line.split()
         if len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts):
-            values = [bounded_int(p) for p in parts]  # past 64 bits: a garbage row, not a ValueError
-            if None not in values:
-                rows.append((values[0], values[1], values[2]))  # type: ignore[arg-type]
+            inside, outside, count = (bounded_int(p) for p in parts)  # past 64 bits: garbage, not a ValueError
+            if inside is not None and outside is not None and count is not None:
+                rows.append((inside, outside, count))
     return tuple(rows)
 
 

@@ -31,8 +31,8 @@ _ERROR_LINE_RE = re.compile(r"(?:\berror:|\*\*\*.*(?:Stop\.|exit)|\bError \d+\b|
 _STATUS_RE = re.compile(r"^amdgpu[/,]\s*([^,:\s]+)(?:,\s*([^,:\s]+))?(?:,\s*([^,:\s]+))?:\s*(\w+)")
 # three numbers at least: 6.12.12(.60401)-..., 5.18.2.22.40-...; rock-dkms "4.3-59" (ROCm 4.3) and Radeon Software's
 # "18.30-641594" are release numbers, not a Linux version (ROCm/amdgpu#115)
-_VERSION_BASE_RE = re.compile(r"^(?:\d+:)?(\d+)\.(\d+)\.\d+")
-_KERNEL_SERIES_RE = re.compile(r"^(\d+)\.(\d+)")
+_VERSION_BASE_RE = re.compile(r"^(?:\d+:)?(\d{1,9})\.(\d{1,9})\.\d+")
+_KERNEL_SERIES_RE = re.compile(r"^(\d{1,9})\.(\d{1,9})")
 
 
 @dataclass(frozen=True, slots=True)

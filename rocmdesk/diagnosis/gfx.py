@@ -85,7 +85,7 @@ def target_of_packed(value: int) -> str | None:
     return version.target if version else None
 
 
-_OVERRIDE_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_OVERRIDE_RE = re.compile(r"(\d{1,9})\.(\d{1,9})\.(\d{1,9})")
 
 
 def parse_override(value: str) -> tuple[GfxVersion | None, str | None]:

@@ -96,7 +96,7 @@ class TorchInfo:
         if match:
             return match.group(1)
         if self.hip:
-            match = re.match(r"(\d+)\.(\d+)", self.hip)
+            match = re.match(r"(\d{1,9})\.(\d{1,9})", self.hip)
             if match:
                 return f"{match.group(1)}.{match.group(2)}"
         return None

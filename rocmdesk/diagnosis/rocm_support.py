@@ -55,7 +55,7 @@ PER_NODE_OVERRIDE_SINCE = "6.2"
 
 def release_key(version: str) -> tuple[int, ...] | None:
     """(6, 4, 1) for "6.4.1", "6.4.1-120" or "6.4.60401"; None when it does not start with two numbers."""
-    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version.strip())
+    match = re.match(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", version.strip())
     if not match:
         return None
     major, minor, patch = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)

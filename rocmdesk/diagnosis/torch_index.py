@@ -88,7 +88,7 @@ PYTHON_FOR_INDEX: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
 
 def parse_python_version(text: str | None) -> tuple[int, int] | None:
     """(3, 11) for "3.11", "3.11.9" or "python3.11"; None otherwise."""
-    match = re.search(r"(\d+)\.(\d+)", text or "")
+    match = re.search(r"(\d{1,9})\.(\d{1,9})", text or "")
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
@@ -154,7 +154,7 @@ def _previous_index(previous_rocm: str | None) -> tuple[str | None, str | None]:
     """(ROCm release as written, the known index it maps to or None)."""
     if not previous_rocm:
         return None, None
-    match = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", previous_rocm)
+    match = re.match(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", previous_rocm)
     if not match:
         return previous_rocm, None
     for candidate in (f"rocm{match.group(0)}", f"rocm{match.group(1)}.{match.group(2)}"):

@@ -66,7 +66,7 @@ def release(rocm: str | None) -> WslRelease | None:
 
 def newest_for(rocm: str | None) -> WslRelease | None:
     """The newest WSL release of the same major.minor as ``rocm`` (6.3.0 -> 6.3.4), or None."""
-    m = re.match(r"(\d+)\.(\d+)", rocm or "")
+    m = re.match(r"(\d{1,9})\.(\d{1,9})", rocm or "")
     if not m:
         return None
     same = [r for r in WSL_RELEASES if r.rocm.startswith(f"{m.group(1)}.{m.group(2)}.")]

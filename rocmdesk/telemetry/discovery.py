@@ -280,11 +280,9 @@ def _ids(root: HostRoot, device_path: str, uevent: dict[str, str]) -> tuple[int 
             return None
 
     device_id = hex_file("device")
-    if device_id is None and ":" in uevent.get("PCI_ID", ""):
-        try:
-            device_id = int(uevent["PCI_ID"].split(":")[1], 16)
-        except ValueError:
-            device_id = None
+    pci_id = re.fullmatch(r"[0-9a-fA-F]{4}:([0-9a-fA-F]{4})", uevent.get("PCI_ID", ""))
+    if device_id is None and pci_id:  # 16-bit ids only: a 5000-digit one made a number no report could print
+        device_id = int(pci_id.group(1), 16)
     revision = hex_file("revision", 8)
     sub_vendor, sub_device = hex_file("subsystem_vendor"), hex_file("subsystem_device")
     if sub_vendor is not None and sub_device is not None:

@@ -33,8 +33,6 @@ ROLE_INDEX = QtCore.Qt.ItemDataRole.UserRole + 3  # finding index within its che
 
 FILTERS = (("All checks", None), ("Problems only", "problems"), ("Errors", Severity.ERROR),
            ("Warnings", Severity.WARNING), ("Info", Severity.INFO))
-INFO_BLUE = "#3b82f6"
-ERROR_PURPLE = "#a855f7"
 CHECK_COLUMN_MIN, CHECK_COLUMN_MAX = 200, 340  # px of the check-name column
 
 
@@ -52,9 +50,9 @@ def status_color(result: CheckResult | None, palette: theme.Palette) -> str:
     if result.status is Status.SKIP:
         return palette.muted
     if result.status is Status.ERROR:
-        return ERROR_PURPLE
+        return palette.broken
     return {Severity.ERROR: palette.critical, Severity.WARNING: palette.hot,
-            Severity.INFO: INFO_BLUE}.get(_worst(result), palette.critical)
+            Severity.INFO: palette.info}.get(_worst(result), palette.critical)
 
 
 STATUS_WORDS = {Status.PASS: "passed", Status.FAIL: "failed", Status.SKIP: "skipped", Status.ERROR: "could not run"}
@@ -102,7 +100,7 @@ def status_icon(glyph: str, color: str, size: int = 16) -> QtGui.QIcon:
         font.setBold(True)
         font.setPixelSize(int(size * 0.68))
         painter.setFont(font)
-        painter.setPen(QtGui.QColor("#ffffff"))
+        painter.setPen(QtGui.QColor(theme.ink_on(color)))  # the glyph tells pass/fail/skip apart: it must read
         painter.drawText(QtCore.QRectF(0, 0, size, size), QtCore.Qt.AlignmentFlag.AlignCenter, glyph)
         painter.end()
         _ICON_CACHE[key] = QtGui.QIcon(pixmap)
@@ -399,7 +397,7 @@ class DiagnosisTab(QtWidgets.QWidget):
             child.setData(0, ROLE_ID, result.id)
             child.setData(0, ROLE_INDEX, index)
             color = {Severity.ERROR: palette.critical, Severity.WARNING: palette.hot,
-                     Severity.INFO: INFO_BLUE}[finding.severity]
+                     Severity.INFO: palette.info}[finding.severity]
             child.setIcon(0, status_icon({Severity.INFO: "i"}.get(finding.severity, "!"), color, 14))
             item.addChild(child)
         item.setExpanded(bool(result.findings))

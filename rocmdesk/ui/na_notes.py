@@ -115,8 +115,9 @@ def _label_spot(widget: QtWidgets.QWidget, grabbed: QtWidgets.QWidget) -> NaSpot
         tip = value.toolTip() if isinstance(value, QtWidgets.QWidget) else ""
     elif isinstance(widget, QtWidgets.QLabel) and widget.textFormat() != QtCore.Qt.TextFormat.RichText:
         text, font, alignment, tip = widget.text(), widget.font(), widget.alignment(), widget.toolTip()
-        if widget.wordWrap() and widget.fontMetrics().horizontalAdvance(text) > widget.contentsRect().width():
-            return None  # wrapped: where its N/A ends is not one line's width (none of rocmdesk's do)
+        if "\n" in text or (widget.wordWrap()
+                             and widget.fontMetrics().horizontalAdvance(text) > widget.contentsRect().width()):
+            return None  # several lines (the graphs' crosshair readout): where its N/A ends is not one line's end
     else:
         return None
     if NA not in text:
@@ -137,6 +138,8 @@ def _view_spots(view: QtWidgets.QAbstractItemView, grabbed: QtWidgets.QWidget) -
     role = QtCore.Qt.ItemDataRole
     viewport = view.viewport()
     visible = viewport.rect()
+    # the style's own text margin inside a cell comes on top of the sheet's padding
+    padding = CELL_PADDING + view.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
     spots: list[NaSpot] = []
 
     def walk(parent: QtCore.QModelIndex) -> None:
@@ -151,7 +154,7 @@ def _view_spots(view: QtWidgets.QAbstractItemView, grabbed: QtWidgets.QWidget) -
                     raw = model.data(index, role.TextAlignmentRole)
                     alignment = QtCore.Qt.AlignmentFlag(int(raw)) if raw is not None else \
                         QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignVCenter
-                    end = _text_end(rect, fm, text, len(text), alignment, CELL_PADDING)
+                    end = _text_end(rect, fm, text, len(text), alignment, padding)
                     header = model.headerData(col, QtCore.Qt.Orientation.Horizontal, role.DisplayRole)
                     tip = str(model.data(index, role.ToolTipRole) or "")
                     spots.append(NaSpot(viewport.mapTo(grabbed, end), clean_reason(tip), str(header or "")))

@@ -69,6 +69,14 @@ class ProcessPlot(QtWidgets.QWidget):
         plot.setAccessibleName(f"{title} of the selected process over time")
         return plot
 
+    def _show_axes(self, shown: bool) -> None:
+        """Axes only with a process drawn: empty plots showed made-up ticks ("00.250", "0.2 … 0.8 GiB")."""
+        for plot in (self.vram, self.compute):
+            item = plot.getPlotItem()
+            for name in ("left", "bottom"):
+                item.showAxis(name, shown)
+            item.showGrid(x=shown, y=shown, alpha=0.25)
+
     def _pen(self, color: str, gone: bool):
         width = 2 * max(1.0, float(self.devicePixelRatioF()))  # HiDPI: as thick as on the Graphs tab
         style = QtCore.Qt.PenStyle.DashLine if gone else QtCore.Qt.PenStyle.SolidLine
@@ -87,8 +95,10 @@ class ProcessPlot(QtWidgets.QWidget):
             self.note.setText("Select a process to see its VRAM and compute use over time.")
             for curve in (self.vram_curve, self.compute_curve, self.graphics_curve):
                 curve.setData([], [])
+            self._show_axes(False)
             self.gone = False
             return
+        self._show_axes(True)
         self.gone = track.gone
         t = np.fromiter(track.times, dtype=np.float64)
         vram = np.fromiter(track.vram_bytes, dtype=np.float64) / GIB

@@ -37,6 +37,7 @@ class Palette:
     selection_text: str
     on_critical: str  # text on a critical-coloured chip
     focus: str  # keyboard focus ring
+    broken: str  # a check that could not run (not a finding: a colour of its own, purple)
 
     def level(self, level: Level) -> str:
         return {
@@ -52,18 +53,18 @@ LIGHT = Palette(
     text="#1d2129", muted="#5d6370", accent="#d7263d", ok="#146c31", warm="#735900", hot="#9a4a00",
     critical="#c01f2b", banner_bg="#fff4d6", banner_text="#5c4400", grid="#e4e6eb",
     busy="#3b82f6", power="#d97706", info="#1d4ed8", selection="#cfe3ff", selection_text="#1d2129",
-    on_critical="#ffffff", focus="#1d4ed8",
+    on_critical="#ffffff", focus="#1d4ed8", broken="#7e22ce",
 )
 DARK = Palette(
     name="dark", window="#17191e", surface="#21242b", surface_alt="#2c3039", border="#343843",
     text="#e7e9ee", muted="#9ea5b3", accent="#ff5a66", ok="#3fb950", warm="#d9b43a", hot="#f0883e",
     critical="#ff6b6b", banner_bg="#3a3120", banner_text="#f5dea3", grid="#2d313a",
     busy="#60a5fa", power="#fbbf24", info="#7cb4ff", selection="#2f4a73", selection_text="#f2f4f8",
-    on_critical="#17191e", focus="#7cb4ff",
+    on_critical="#17191e", focus="#7cb4ff", broken="#c084fc",
 )
 
 # Colours drawn as text, and the backgrounds they are drawn on (the contrast test walks these).
-TEXT_COLOURS = ("text", "muted", "ok", "warm", "hot", "critical", "info")
+TEXT_COLOURS = ("text", "muted", "ok", "warm", "hot", "critical", "info", "broken")
 TEXT_BACKGROUNDS = ("window", "surface", "surface_alt")
 TEXT_PAIRS = (("banner_text", "banner_bg"), ("selection_text", "selection"), ("on_critical", "critical"))
 
@@ -80,6 +81,15 @@ def contrast_ratio(a: str, b: str) -> float:
     """WCAG contrast ratio of two colours (1 to 21)."""
     high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
     return (high + 0.05) / (low + 0.05)
+
+ON_LIGHT, ON_DARK = "#111318", "#ffffff"
+
+
+def ink_on(colour: str) -> str:
+    """Black-ish or white, whichever reads better on ``colour`` (a glyph on a status disc: a white "–" on
+    the dark theme's light grey disc was 2.4:1, under WCAG's 3:1 for graphics)."""
+    return ON_LIGHT if contrast_ratio(ON_LIGHT, colour) >= contrast_ratio(ON_DARK, colour) else ON_DARK
+
 
 # One colour per GPU, distinguishable on both backgrounds (the order users see in the legend).
 SERIES_COLORS = ("#e8484f", "#3b82f6", "#22a06b", "#f59e0b", "#a855f7", "#06b6d4", "#ec4899", "#84cc16",

@@ -23,6 +23,7 @@ from rocmdesk.fixes.tuning_profiles import (
     save_profile,
 )
 from rocmdesk.fixes.tuning_state import PCI_RE, TuningState, read_tuning_state
+from rocmdesk.ui import theme
 from rocmdesk.ui.changes_view import ChangesView
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.fix_dialog import FixDialog, install_fix_handler
@@ -51,7 +52,8 @@ class MarkedSlider(QtWidgets.QSlider):
         x = groove.x() + handle.width() // 2 + QtWidgets.QStyle.sliderPositionFromValue(
             self.minimum(), self.maximum(), self.mark, span)
         painter = QtGui.QPainter(self)
-        painter.setPen(QtGui.QPen(self.palette().color(QtGui.QPalette.ColorRole.Highlight), 2))
+        # the info colour, not the selection colour: a pale selection blue was 1.3:1 on the light surface
+        painter.setPen(QtGui.QPen(QtGui.QColor(theme.current().info), 2))
         painter.drawLine(x, 0, x, self.height())
         painter.end()
 

@@ -51,6 +51,10 @@ def test_selected_process_history_then_exit_greyed_then_gone(qtbot, open_window,
 
     for _ in range(4):
         tick()
+    def axes() -> list[bool]:
+        return [tab.plot.vram.getPlotItem().getAxis(n).isVisible() for n in ("left", "bottom")]
+
+    assert axes() == [False, False]  # nothing selected: no made-up ticks on empty plots
     row = next(r for r in range(tab.proxy.rowCount()) if tab.proxy.index(r, 1).data() == "200")
     tab.table.selectRow(row)
     assert tab.selected == (200, backend.info.pci)
@@ -58,6 +62,7 @@ def test_selected_process_history_then_exit_greyed_then_gone(qtbot, open_window,
     assert len(x) == 4 and np.allclose(y, 2.0)  # 200 * GiB / 100 = 2 GiB
     assert np.allclose(tab.plot.compute_curve.getData()[1], 200 % 97)
     assert "PID 200" in tab.plot.title.text() and "graphics" in tab.plot.note.text()  # graphics: not reported
+    assert axes() == [True, True]
 
     backend.pids = [100]  # 200 exits
     tick()
@@ -75,4 +80,4 @@ def test_selected_process_history_then_exit_greyed_then_gone(qtbot, open_window,
         tick()
     assert [tab.proxy.index(r, 1).data() for r in range(tab.proxy.rowCount())] == ["100"]
     assert tab.plot.vram_curve.getData()[0] is None or len(tab.plot.vram_curve.getData()[0]) == 0
-    assert "Select a process" in tab.plot.note.text()
+    assert "Select a process" in tab.plot.note.text() and axes() == [False, False]

@@ -120,6 +120,12 @@ def test_a_value_label_na_takes_its_tooltip_and_a_hidden_one_is_left_out(qtbot):
     assert [(s.reason, s.what) for s in spots] == [("no fan on this GPU (passively cooled)", "Fan")]
 
 
+def test_a_multi_line_label_is_left_unmarked(qtbot):
+    """A mark at the end of a one-line width would land in the wrong place on a crosshair readout."""
+    box = _panel(qtbot, ("card1: 61 °C\ncard2: N/A", "x"), ("N/A", "one line"))
+    assert [s.reason for s in find_na(box)] == ["one line"]
+
+
 def test_an_na_scrolled_out_of_sight_is_not_noted(qtbot):
     area = QtWidgets.QScrollArea()
     qtbot.addWidget(area)

@@ -35,12 +35,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocmdesk.exporter.metrics import SamplingState
+from rocmdesk.exporter.service import render
 from rocmdesk.host import HostRoot
 from rocmdesk.telemetry.backends.sysfs import SysfsBackend
 from tests.support import scenarios
 from tests.support.gpu_metrics_tables import mi300x_table
 from tests.support.instinct import instinct_specs
-from tests.support.sysfs_tree import KfdUse, add_kfd_process, build_root, kfd_gpu_ids
+from tests.support.sysfs_tree import GpuSpec, KfdUse, add_kfd_process, build_root, kfd_gpu_ids
 
 SEED = 20261203
 HUGE_BYTES = 10 << 20
@@ -149,7 +151,17 @@ def instinct_root(tmp: Path) -> Path:
     return root
 
 
-ROOTS: dict[str, Callable[[Path], Path]] = {"workstation": workstation_root, "instinct": instinct_root}
+def apu_and_radeon_root(tmp: Path) -> Path:
+    """A Steam Deck APU (Van Gogh: power1_input and power1_average, a vddnb rail, its own KFD dump) beside an
+    HD 7870 on the old radeon driver (a hwmon without labels, no amdgpu files), from the LACT dumps."""
+    root = build_root(tmp, [GpuSpec("vangogh", pci="0000:04:00.0", card=0), GpuSpec("hd7870", card=1)])
+    _write(root / "proc" / "sys" / "kernel" / "osrelease", "6.8.0-51-generic\n")
+    _gpu_process(root, 3131, "steam", "0000:04:00.0")
+    return root
+
+
+ROOTS: dict[str, Callable[[Path], Path]] = {"workstation": workstation_root, "instinct": instinct_root,
+                                            "apu_radeon": apu_and_radeon_root}
 
 
 # -- running the commands -------------------------------------------------------------------------------
@@ -219,6 +231,7 @@ class RunResult:
     check_errors: list[str] = field(default_factory=list)  # checks that ended in ERROR (a crash inside)
     processes: int = 0
     sources: dict[str, dict[str, str]] = field(default_factory=dict)  # pci -> key -> backend that supplied it
+    series: dict[str, float] = field(default_factory=dict)  # the exporter's series -> value
     problems: list[str] = field(default_factory=list)
 
 
@@ -275,6 +288,12 @@ def run_commands(root: Path, *, sample: bool = True, diagnosis: bool = True,
         sample_cmd.format_table(snapshot)  # what `rocmdesk sample` prints without --json
         for gpu in snapshot.gpus:
             result.sources[gpu.info.pci] = dict(gpu.source)
+        # what `rocmdesk exporter --root R` serves for this sample (the diagnosis has its own step)
+        state = SamplingState(snapshot=snapshot, seen={g.info.pci: g.info for g in snapshot.gpus}, samples=1)
+        for line in render(state, None).decode().split("\n"):  # the text format's only line break
+            if line and not line.startswith("#"):
+                series, _, value = line.rpartition(" ")
+                result.series[series] = float(value)
         result.processes = len(backend.processes())
         result.processes = len(backend.processes())  # the second scan computes rates from the first
 
@@ -387,6 +406,25 @@ def fuzz_targets(root: Path) -> tuple[list[Target], RunResult]:
         listed = os.path.dirname(real) in listed_by_diag or os.path.dirname(path) in listed_by_diag
         targets[rel] = Target(Path(real), rel, read, listed)
     return list(targets.values()), baseline
+
+
+def diagnosis_inputs(root: Path) -> list[Target]:
+    """The text files outside sys/ and proc/ that diagnose and report open (/etc, logs, package metadata,
+    a ComfyUI's requirements): not telemetry, but their numbers go through the same kind of int() calls."""
+    root = root.resolve()
+    with traced() as seen:
+        run_commands(root, sample=False)
+    out: dict[str, Target] = {}
+    for entry in sorted(seen):
+        if not entry.startswith("O:"):
+            continue
+        real = os.path.realpath(entry[2:])
+        rel = os.path.relpath(real, root)
+        if rel.startswith("..") or rel.split("/")[0] in ("sys", "proc") or rel in out:
+            continue
+        if os.path.isfile(real) and not os.path.islink(real) and not is_binary(Path(real).read_bytes()):
+            out[rel] = Target(Path(real), rel, True, True)
+    return list(out.values())
 
 
 # -- mutations -----------------------------------------------------------------------------------------
@@ -551,6 +589,10 @@ def _has_reason(unavailable: dict[str, str], key: str) -> bool:
     return any(unavailable.get(k) for k in _reason_keys(key))
 
 
+# Exporter series for which 0 is a state, not a reading: a GPU no longer found, the sampler's own gauges.
+EXPORTER_ZERO_OK = ("rocmdesk_gpu_present", "rocmdesk_gpus", "rocmdesk_sampler_", "rocmdesk_up")
+
+
 # Files whose empty content is a true value, not garbage: the kernel prints nothing for an empty table
 # (drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, amdgpu_ras_sysfs_badpages_read: one line per bad page).
 EMPTY_IS_A_VALUE = ("gpu_vram_bad_pages",)
@@ -562,6 +604,10 @@ def compare(baseline: RunResult, case: RunResult, kind: str, target_name: str = 
     problems: list[str] = []
     if kind == "empty" and target_name in EMPTY_IS_A_VALUE:
         return problems
+    for series, value in sorted(case.series.items()):
+        # an N/A reading is absent from the exporter, never 0 (README, "Many machines: Prometheus")
+        if value == 0 and baseline.series.get(series, 0) != 0 and not series.startswith(EXPORTER_ZERO_OK):
+            problems.append(f"exporter: {series} {baseline.series[series]:g} -> 0")
     known = {repr(v) for sample in baseline.samples.values() for v in sample.values()}
     for pci, readings in case.samples.items():
         # values under a key the baseline did not have: a reading renamed by its label file ("nan" for junction)

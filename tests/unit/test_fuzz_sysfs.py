@@ -71,6 +71,26 @@ def test_no_file_breaks_sample_diagnose_or_report(fuzzed, root_name, kind, capsy
     assert not failures, "\n".join(failures[:40])
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["long_fields", "digits5000"])
+def test_no_number_in_the_diagnosis_inputs_breaks_it(fuzzed, kind, capsys):
+    """The other files diagnose and report read (/etc, kern.log, dpkg status, ROCm's version file, a ComfyUI's
+    requirements), each with its numbers 5000 digits long or as one 5000-digit number: the first found
+    gpu-not-supported-by-rocm raising on /opt/rocm/.info/version and small-bar on a kern.log BAR line."""
+    root, _, baseline = fuzzed("workstation")
+    targets = fz.diagnosis_inputs(root)
+    assert len(targets) >= 20
+    start = time.perf_counter()
+    failures = []
+    for target in targets:
+        report = fz.run_case(root, target, kind, baseline, random.Random(f"{fz.SEED}:{target.rel}:{kind}"))
+        failures += [f"{target.rel}: {p}" for p in report.problems]
+    with capsys.disabled():
+        print(f"\nfuzz diagnosis inputs/{kind}: {len(targets)} cases, {len(failures)} problems, "
+              f"{time.perf_counter() - start:.1f} s")
+    assert not failures, "\n".join(failures[:40])
+
+
 def test_fuzz_covers_the_readers(fuzzed):
     """Every attribute the readers open (CODE_FILES, from the code) is among the fuzzed files of some root,
     and the roots' files are many: a reader whose file the roots lack would go unfuzzed."""

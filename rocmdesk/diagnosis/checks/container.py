@@ -13,6 +13,7 @@ import logging
 import re
 from dataclasses import dataclass
 
+from rocmdesk.diagnosis.checks.permissions import status_line
 from rocmdesk.diagnosis.container import ContainerInfo, mounts_of, overflow_gid
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import DeviceNode, HostFacts
@@ -135,9 +136,9 @@ def container_device_group(ctx):
     ev = sign_evidence(info)
     for item in denied:
         ev.append(Evidence(item.node.describe(facts.group_name(item.node.gid)), item.node.path))
-    status_line = _status_line(facts, "Groups")
-    if status_line:
-        ev.append(status_line)
+    groups = status_line(facts, "Groups")
+    if groups:
+        ev.append(groups)
     user = facts.user.name if facts.user else f"uid {status.uid}"
     unmapped = [d for d in denied if d.unmapped]
     mapped = sorted({d.node.gid for d in denied if not d.unmapped})
@@ -183,14 +184,6 @@ def container_device_group(ctx):
     severity = Severity.ERROR
     return Failed(evidence=ev, details=" ".join(details), severity=severity,
                   fix=Fix("container-group-add", False, tuple(steps)))
-
-
-def _status_line(facts: HostFacts, key: str) -> Evidence | None:
-    text = facts.read("/proc/self/status") or ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.startswith(key + ":"):
-            return Evidence(line.strip(), "/proc/self/status", number)
-    return None
 
 
 # -- SELinux ----------------------------------------------------------------------------------------------
@@ -289,7 +282,7 @@ _ROCM_RELEASES: tuple[tuple[int, int], ...] = ((5, 6), (5, 7), (6, 0), (6, 1), (
 
 
 def _version(text: str | None, parts: int = 2) -> tuple[int, ...] | None:
-    match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    match = re.match(r"^\s*(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", text or "")
     if not match:
         return None
     numbers = tuple(int(g) for g in match.groups() if g is not None)

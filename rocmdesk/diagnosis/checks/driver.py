@@ -49,9 +49,10 @@ _LOGICAL_INSTALL_RE = re.compile(
 _HELPER_MODPROBE_FILE_RE = re.compile(r"/etc/modprobe\.d/[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.conf")
 _FIRMWARE_RE = re.compile(r"Direct firmware load for (amdgpu/\S+) failed with error (-?\d+)")
 _ATOMICS_RE = re.compile(r"PCI rejects atomics")
-_BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d+)M, BAR=(\d+)M")
+# bounded digit runs: a 5000-digit size would make int() raise (CPython's 4300-digit limit, issue 11 item 3)
+_BAR_RE = re.compile(r"\[drm\] Detected VRAM RAM=(\d{1,12})M, BAR=(\d{1,12})M")
 _BAR_RESIZE_FAILED_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): BAR 0: (?:failed to assign|"
-                                   r"no space for) \[mem size (0x[0-9a-f]+) 64bit pref\]")
+                                   r"no space for) \[mem size (0x[0-9a-f]{1,16}) 64bit pref\]")
 _OVERDRIVE_LOG_RE = re.compile(r"amdgpu: Overdrive is enabled")
 # "module verification failed: ... tainting kernel" is NOT a refusal: it is logged when an unsigned
 # module was loaded because Secure Boot is not enforced (amd/MxGPU-Virtualization#18 dmesg), so it is no evidence here.

@@ -35,8 +35,9 @@ def _device(sample) -> str:
 # block" (newer RAS core: "... <n> new uncorrectable ...") and, for the fatal ATHUB interrupt, "uncorrectable hardware
 # error(ERREVENT_ATHUB_INTERRUPT) detected!" (ROCm/legacy-rocm-build#1886, MI50). "no uncorrectable hardware errors
 # detected in umc block" is the all-clear, so a count above zero is required.
-_UE_LOG_RE = re.compile(r"(?:^|\s)(\d+) (?:new )?uncorrectable hardware errors detected in (?:total in )?(\w+) block"
-                        r"|uncorrectable hardware error\((\w+)\) detected")
+# literal first, so the search over a long log stays fast; the count in front is read from the matching lines only
+_UE_LOG_RE = re.compile(r"uncorrectable hardware error(?:s detected in (?:total in )?\w+ block|\(\w+\) detected)")
+_UE_COUNT_RE = re.compile(r"(?:^|\s)(no|\d+) (?:new )?uncorrectable hardware errors")
 _LOG_PCI_RE = re.compile(r"amdgpu ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])")
 MAX_LOG_LINES = 6
 
@@ -50,9 +51,10 @@ def _logged_uncorrectable(ctx) -> dict[str | None, list[Evidence]]:
     if log_ is None:
         return {}
     out: dict[str | None, list[Evidence]] = {}
-    for line, match in log_.grep(_UE_LOG_RE):
-        if match.group(1) is not None and int(match.group(1)) == 0:
-            continue
+    for line, _match in log_.grep(_UE_LOG_RE):
+        count = _UE_COUNT_RE.search(line.text)
+        if count is not None and count.group(1) in ("no", "0"):
+            continue  # the all-clear, or a zero count
         pci = _LOG_PCI_RE.search(line.text)
         out.setdefault(pci.group(1) if pci else None, []).append(Evidence(line.text, line.path, line.line))
     return out
@@ -170,10 +172,78 @@ def slot_link(ctx, pci: str) -> tuple[str, dict] | None:
     return top, link
 
 
+# The PCI core's own verdict, logged when a device is added (drivers/pci/pci.c __pcie_print_link_status): the slowest
+# link on the path to the root, so it sees through the card's switch and is not a power-saving state of the moment.
+# "pci 0000:0c:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link at 0000:00:03.1 (capable
+# of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)" (TheTumultuousUnicornOfDarkness/CPU-X#335, RX 6700 XT on X470)
+_BDF = r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]"
+_LIMITED_RE = re.compile(r"Gb/s available PCIe bandwidth, limited by ([\d.]+) GT/s PCIe x(\d+) link at (\S+) "
+                         r"\(capable of [\d.]+ Gb/s with ([\d.]+) GT/s PCIe x(\d+) link\)")
+_LIMITED_DEVICE_RE = re.compile(rf"\b(?:pci|amdgpu) ({_BDF}): [\d.]+ Gb/s available")
+
+
+def _logged_limits(ctx) -> dict[str, tuple[Evidence, float, int, str, float, int]]:
+    """This boot's "limited by" lines of the PCI core, by device address: (line, speed, width, limiting port, capable
+    speed, capable width)."""
+    facts = getattr(ctx, "facts", None)
+    log_ = getattr(facts, "kernel_log", None) if facts is not None and not ctx.is_wsl else None
+    if log_ is None:
+        return {}
+    out: dict[str, tuple[Evidence, float, int, str, float, int]] = {}
+    for line, m in log_.grep(_LIMITED_RE):
+        device = _LIMITED_DEVICE_RE.search(line.text)
+        if device is None:
+            continue
+        out.setdefault(device.group(1), (Evidence(line.text, line.path, line.line), float(m.group(1)),
+                                         int(m.group(2)), m.group(3), float(m.group(4)), int(m.group(5))))
+    return out
+
+
+def _port_max(ctx, port: str) -> tuple[float | None, int | None]:
+    base = f"/sys/bus/pci/devices/{port}"
+    return (parse_speed_gts(ctx.read(f"{base}/max_link_speed") or ""),
+            parse_width(ctx.read(f"{base}/max_link_width") or ""))
+
+
+def _limited_outcome(ctx, pci: str, name: str, logged, extra: list[Evidence]) -> Failed:
+    """The finding for a GPU whose link the kernel logged as limited: the platform's limit (information) when the
+    limiting port itself cannot do more, else a link that trained below both ends (a warning)."""
+    line, speed, width, port, cap_speed, cap_width = logged
+    port_speed, port_width = _port_max(ctx, port)
+    evidence = [line, *extra]
+    if port_speed is not None:
+        evidence.append(Evidence(f"{port_speed:g} GT/s PCIe", f"/sys/bus/pci/devices/{port}/max_link_speed"))
+    if port_width is not None:
+        evidence.append(Evidence(f"{port_width}", f"/sys/bus/pci/devices/{port}/max_link_width"))
+    now, best = f"x{width} at {speed:g} GT/s", f"x{cap_width} at {cap_speed:g} GT/s"
+    platform = (port_speed is not None and port_width is not None and (port_speed, port_width) == (speed, width)
+                and (port_speed < cap_speed or port_width < cap_width))
+    if platform:
+        return Failed(
+            evidence=evidence, subject=pci, severity=Severity.INFO,
+            title="The slot's PCIe link is slower than the GPU could use",
+            explanation=(f"{name} can do {best}, but the port it hangs off ({port}) can do at most {now}, and the "
+                         "kernel found the link limited there at boot. That is the limit of this CPU, chipset or "
+                         "slot, not a fault: moving data to and from the GPU is slower than the card allows, and "
+                         "nothing on this slot can change it."),
+            fix_steps=(f"If the board has a slot wired to the CPU at {cap_speed:g} GT/s (the board manual says which), "
+                       "move the card there; otherwise this is the most this platform can do.",))
+    return Failed(
+        evidence=evidence, subject=pci, severity=Severity.WARNING,
+        details=(f"The kernel found at boot that the link to {name} trained to {now} at {port}, below what the GPU "
+                 f"can do ({best})" + (f" and what that port can do (x{port_width} at {port_speed:g} GT/s)"
+                                       if port_speed is not None and port_width is not None else "")
+                 + ": a slot wired with fewer lanes, a riser or extender, or a lane or generation that failed to "
+                 "train."))
+
+
 @check("pcie-link-degraded", AREA)
 def pcie_link_degraded(ctx):
     samples = [s for s in ctx.gpu_samples if s.pcie and s.pcie.get("width") and s.pcie.get("max_width")]
-    if not samples:
+    logged = _logged_limits(ctx)
+    gpus = {d.address for d in ctx.facts.amd_display_devices} if getattr(ctx, "facts", None) else set()
+    logged = {pci: v for pci, v in logged.items() if pci in gpus or any(s.info.pci == pci for s in samples)}
+    if not samples and not logged:
         return Skipped("no GPU reports both its current and its maximum PCIe link (current_link_*, max_link_*)")
     outcomes: list = []
     for sample in samples:
@@ -186,12 +256,6 @@ def pcie_link_degraded(ctx):
         speed, max_speed = link.get("speed_gts"), link.get("max_speed_gts")
         narrow = width < max_width
         slow = speed is not None and max_speed is not None and speed < max_speed
-        if not (narrow or slow):
-            continue
-        busy = sample.gpu_busy_percent
-        loaded = isinstance(busy, int | float) and busy >= BUSY_FOR_LINK_CHECK
-        now = f"x{width} at {speed:g} GT/s" if speed is not None else f"x{width}"
-        best = f"x{max_width} at {max_speed:g} GT/s" if max_speed is not None else f"x{max_width}"
         evidence = [Evidence(f"{width}", f"{where}/current_link_width"),
                     Evidence(f"{max_width}", f"{where}/max_link_width")]
         if speed is not None:
@@ -199,6 +263,17 @@ def pcie_link_degraded(ctx):
         if through_switch is not None:
             evidence.append(Evidence(f"the card's PCIe switch upstream port (the GPU's own link files, "
                                      f"x{sample.pcie['width']}, describe the link inside the card)", where))
+        if sample.info.pci in logged:
+            # the boot-time verdict of the PCI core decides; the live link files are shown beside it
+            outcomes.append(_limited_outcome(ctx, sample.info.pci, _name(sample), logged.pop(sample.info.pci),
+                                             evidence if (narrow or slow) else []))
+            continue
+        if not (narrow or slow):
+            continue
+        busy = sample.gpu_busy_percent
+        loaded = isinstance(busy, int | float) and busy >= BUSY_FOR_LINK_CHECK
+        now = f"x{width} at {speed:g} GT/s" if speed is not None else f"x{width}"
+        best = f"x{max_width} at {max_speed:g} GT/s" if max_speed is not None else f"x{max_width}"
         if loaded or (narrow and width * 4 <= max_width):
             outcomes.append(Failed(
                 evidence=evidence, subject=sample.info.pci, severity=Severity.WARNING,
@@ -214,7 +289,8 @@ def pcie_link_degraded(ctx):
                              f"{'idle' if busy is None else f'{busy:g} % busy'}. GPUs lower their link speed "
                              "when idle to save power, so this may be normal: check again while a job runs."),
                 fix_steps=("Run a GPU job, then `rocmdesk diagnose` (or read current_link_speed) while it runs.",)))
+    for pci, limit in sorted(logged.items()):  # GPUs without readable link files
+        outcomes.append(_limited_outcome(ctx, pci, f"GPU {pci}", limit, []))
     if not outcomes:
         return Passed(f"{len(samples)} GPU link(s) at their full width and speed")
     return outcomes
-

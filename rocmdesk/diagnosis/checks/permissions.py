@@ -105,7 +105,8 @@ def _node_evidence(facts: HostFacts, denied: _Denied) -> list[Evidence]:
     return ev
 
 
-def _status_line(facts: HostFacts, key: str) -> Evidence | None:
+def status_line(facts: HostFacts, key: str) -> Evidence | None:
+    """The ``key:`` line of /proc/self/status (Groups, Uid…) as evidence, or None."""
     text = facts.read("/proc/self/status") or ""
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith(key + ":"):
@@ -118,7 +119,7 @@ def _denied_evidence(facts: HostFacts, denied: list[_Denied], status_key: str) -
     ev: list[Evidence] = []
     for item in denied:
         ev.extend(e for e in _node_evidence(facts, item) if e not in ev)
-    status = _status_line(facts, status_key)
+    status = status_line(facts, status_key)
     if status:
         ev.append(status)
     return ev

@@ -559,7 +559,7 @@ def pynvml_verdict(version: str | None) -> tuple[str, str] | None:
             return None
         return ("warning", f"nightly {version} was built before that fix was merged (2024-08-19), so "
                 "torch.cuda may crash")
-    match = re.match(r"rocm(\d+)\.(\d+)(?:\.(\d+))?", local)
+    match = re.match(r"rocm(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", local)
     if match:
         rocm = tuple(int(x or 0) for x in match.groups())
         if rocm >= (6, 2, 1):
@@ -624,14 +624,19 @@ def _installed_requirers(ctx, env: PythonEnv) -> list[Evidence]:
     nvidia-ml-py in its requirements, pytorch/pytorch#133259). Optional extras are left out: pip installs those only
     when asked for."""
     out = []
+    budget = REQUIRERS_READ_BUDGET  # bytes over all METADATA files: a hostile snapshot cannot make this slow
     for name, (version, dist) in sorted(env.packages.items()):
         if name in PYNVML_NAMES or not dist.endswith(".dist-info"):
             continue
+        if budget <= 0:
+            log.debug("pynvml requirers: read budget spent at %s", name)
+            break
         path = f"{dist}/METADATA"
         try:
-            text = ctx.root.read_text(path, REQUIREMENTS_MAX)
+            text = ctx.root.read_text(path, min(REQUIREMENTS_MAX, budget))
         except HostReadError:
             continue
+        budget -= len(text)
         for match in _PYNVML_REQ_RE.finditer(text):
             if "extra" in match.group(2):
                 continue
@@ -641,6 +646,7 @@ def _installed_requirers(ctx, env: PythonEnv) -> list[Evidence]:
 
 
 MAX_REQUIRERS = 8
+REQUIRERS_READ_BUDGET = 8 << 20
 
 
 def _pynvml_requirers(ctx, env: PythonEnv) -> list[Evidence]:

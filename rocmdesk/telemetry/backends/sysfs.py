@@ -278,16 +278,18 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
             plan.probes.append(_Probe("fan_percent", os.path.join(hw, "pwm1"), _fan_percent_parser(pwm_max)))
     else:
         absent("fan_percent", "fan control (pwm1)", from_device=False)
-    volt = None
-    rail_labels: list[str] = []  # in*_label files that exist but cannot be read
+    # every in*_label once: vddgfx -> "gfx" (also the voltage_mv reading), vddnb -> "nb" (APUs); one that exists
+    # but cannot be read is the reason its rail and, when no vddgfx is found, the voltage are N/A
+    rails: list[tuple[str, str]] = []  # (label, in*_input name)
+    rail_labels: list[str] = []
     for name in sorted(hw_files):
         if name.startswith("in") and name.endswith("_label"):
             label, why = _label_and_reason(hw, hw_files, name)
             if why:
                 rail_labels.append(why)
-            if label == "vddgfx" and name.replace("_label", "_input") in hw_files:
-                volt = name.replace("_label", "_input")
-                break
+            elif label and name.replace("_label", "_input") in hw_files:
+                rails.append((label, name.replace("_label", "_input")))
+    volt = next((candidate for label, candidate in rails if label == "vddgfx"), None)
     if volt is None and "in0_input" in hw_files and "in0_label" not in hw_files:
         volt = "in0_input"  # MI300X: in0 without a label is still vddgfx
     if volt:
@@ -299,12 +301,9 @@ def build_plan(gpu: DiscoveredGpu) -> _Plan:
         absent("voltage_mv", "graphics voltage sensor (vddgfx)", from_device=False)
     if rail_labels:
         plan.missing["voltage_mv_by_rail"] = f"rails not named: {'; '.join(rail_labels)}"
-    for name in sorted(hw_files):  # every labelled rail: vddgfx -> "gfx", vddnb -> "nb" (APUs)
-        if name.startswith("in") and name.endswith("_label"):
-            rail = _label(hw, hw_files, name)
-            candidate = name.replace("_label", "_input")
-            if rail and rail.startswith("vdd") and candidate in hw_files:
-                plan.voltage_rails.append((rail[3:] or rail, os.path.join(hw, candidate)))
+    for label, candidate in rails:
+        if label.startswith("vdd"):
+            plan.voltage_rails.append((label[3:] or label, os.path.join(hw, candidate)))
 
     # -- gpu_metrics and the PCIe link ------------------------------------------------------------
     if "gpu_metrics" in dev_files:

@@ -23,3 +23,15 @@ def test_tmpfs_size_of_5000_digits_is_unknown():
     line = f"36 25 0:32 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,size={HUGE}k\n"
     mounts = parse_mountinfo(line)
     assert mounts and mounts[0].size_bytes is None
+
+
+def test_a_5000_digit_bar_size_in_the_kernel_log_is_no_crash(tmp_path):
+    """CPython's int() refuses more than 4300 digits: the small-bar check bounds its digit runs instead."""
+    from rocmdesk.diagnosis.model import Status
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    sc.kernel_log(root, f"[drm] Detected VRAM RAM={HUGE}M, BAR=256M",
+                  f"amdgpu 0000:03:00.0: BAR 0: failed to assign [mem size 0x{'f' * 5000} 64bit pref]")
+    result = sc.run_check(root, "small-bar")
+    assert result.status is not Status.ERROR, result.reason

@@ -168,3 +168,60 @@ def test_a_bridge_that_is_not_amds_switch_is_not_read(tmp_path):
         (root / f"sys/devices/pci0000:00/0000:00:03.0/{port}/device").write_text("0x8747\n")
         (root / f"sys/devices/pci0000:00/0000:00:03.0/{port}/vendor").write_text("0x10b5\n")
     assert run_check(root, "pcie-link-degraded").status is Status.PASS  # the GPU's own link: x16
+
+
+# -- the PCI core's "limited by" line -------------------------------------------------------------------------------
+
+
+def _limited(root: Path, pci: str, speed: str, width: int, port: str, cap: str, cap_width: int) -> None:
+    from tests.support import scenarios as sc
+
+    sc.kernel_log(root, f"pci {pci}: 126.016 Gb/s available PCIe bandwidth, limited by {speed} GT/s PCIe x{width} "
+                        f"link at {port} (capable of 252.048 Gb/s with {cap} GT/s PCIe x{cap_width} link)")
+
+
+def _port(root: Path, port: str, speed: str, width: str) -> None:
+    folder = root / "sys/devices/pci0000:00" / port
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "max_link_speed").write_text(f"{speed} GT/s PCIe\n")
+    (folder / "max_link_width").write_text(width + "\n")
+    link = root / "sys/bus/pci/devices" / port
+    if not link.exists():
+        link.symlink_to(f"../../../devices/pci0000:00/{port}")
+
+
+def test_a_slot_that_cannot_do_more_is_the_platforms_limit(tmp_path):
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    _port(root, "0000:00:03.1", "8.0", "16")
+    _limited(root, "0000:03:00.0", "8.0", 16, "0000:00:03.1", "16.0", 16)
+    finding = only_finding(run_check(root, "pcie-link-degraded"))
+    assert finding.severity is Severity.INFO
+    assert finding.title == "The slot's PCIe link is slower than the GPU could use"
+    assert finding.evidence[0].path == "/var/log/kern.log"
+    assert "limited by 8.0 GT/s PCIe x16" in finding.evidence[0].text
+    assert ("8 GT/s PCIe", "/sys/bus/pci/devices/0000:00:03.1/max_link_speed") in [
+        (e.text, e.path) for e in finding.evidence]
+    assert "not a fault" in finding.explanation
+
+
+def test_a_link_below_both_ends_is_a_warning_even_at_idle(tmp_path):
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    _port(root, "0000:00:03.1", "16.0", "16")
+    _limited(root, "0000:03:00.0", "16.0", 4, "0000:00:03.1", "16.0", 16)
+    finding = only_finding(run_check(root, "pcie-link-degraded"))
+    assert finding.severity is Severity.WARNING
+    assert "trained to x4 at 16 GT/s at 0000:00:03.1, below what the GPU can do (x16 at 16 GT/s) and what that port " \
+           "can do (x16 at 16 GT/s)" in finding.explanation
+    assert finding.fix.steps[0].startswith("Move the card to a slot wired for x16")
+
+
+def test_limited_lines_of_other_devices_are_not_the_gpus(tmp_path):
+    from tests.support import scenarios as sc
+
+    root = sc.clean_workstation(tmp_path / "r")
+    _limited(root, "0000:01:00.0", "8.0", 2, "0000:00:01.2", "16.0", 4)  # the NVMe drive
+    assert run_check(root, "pcie-link-degraded").status is Status.SKIP  # the workstation's GPU has no link files

@@ -393,6 +393,48 @@ def test_lact_334_rx_7800_xt_slot_link_is_on_the_cards_switch(tmp_path):
                                  "runs.",)
 
 
+NOBLE = ('PRETTY_NAME="Ubuntu 24.04 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\nID_LIKE=debian\n'
+         'VERSION_CODENAME=noble\nUBUNTU_CODENAME=noble\n')
+
+
+def test_cpu_x_335_rx_6700_xt_on_an_x470_board_is_limited_by_the_platform(tmp_path):
+    """TheTumultuousUnicornOfDarkness/CPU-X#335: RX 6700 XT on an ASRock X470 Master SLI with a Ryzen 5 2600X (Ubuntu
+    24.04); CPU-X said "PCIe Gen4x16 (current)", the kernel: "pci 0000:0c:00.0: 126.016 Gb/s available PCIe bandwidth,
+    limited by 8.0 GT/s PCIe x16 link at 0000:00:03.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)". The
+    maintainer: Zen 1 and X470 only do PCIe 3.0, so the card runs Gen3 x16 and the tool was wrong. rocmdesk must read
+    the same truth (information: the platform's limit, no repair to offer). Assumed: the GPU [1002:73df] (gfx1031)
+    at 03:00.0 with that log line rewritten to it, behind its switch at 01:00.0/02:00.0 whose upstream port reads
+    8 GT/s x16 of 16 GT/s x16, the root port 00:03.1 at most 8 GT/s x16, ROCm 6.2.4, the GPU idle."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100301, 0x73DF)], rocm="6.2.4")
+    sc.write(root, "/etc/os-release", NOBLE)
+    behind_amd_switch(root, "0000:03:00.0", "0000:01:00.0", "0000:02:00.0",
+                      link={"current_link_width": "16", "max_link_width": "16",
+                            "current_link_speed": "8.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe"},
+                      internal={"current_link_width": "16", "max_link_width": "16",
+                                "current_link_speed": "16.0 GT/s PCIe", "max_link_speed": "16.0 GT/s PCIe",
+                                "gpu_busy_percent": "0"})
+    port = root / "sys/devices/pci0000:00/0000:00:03.1"
+    port.mkdir(parents=True)
+    (port / "max_link_speed").write_text("8.0 GT/s PCIe\n")
+    (port / "max_link_width").write_text("16\n")
+    (root / "sys/bus/pci/devices/0000:00:03.1").symlink_to("../../../devices/pci0000:00/0000:00:03.1")
+    sc.kernel_log(root, "pci 0000:03:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link "
+                        "at 0000:00:03.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)")
+    findings = diagnose(root)
+    assert set(findings) == {PCIE, "hsa-override-suggested"}, findings_summary(findings)
+    finding = findings[PCIE][0]
+    assert finding.severity is Severity.INFO
+    assert finding.title == "The slot's PCIe link is slower than the GPU could use"
+    assert finding.evidence[0].text.endswith("limited by 8.0 GT/s PCIe x16 link at 0000:00:03.1 (capable of 252.048 "
+                                             "Gb/s with 16.0 GT/s PCIe x16 link)")
+    assert "/sys/bus/pci/devices/0000:00:03.1/max_link_speed: 8 GT/s PCIe" in evidence_texts(finding)
+    assert any(e.path == "/sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0/current_link_speed"
+               for e in finding.evidence)  # the card's link as it runs, beside the kernel's verdict
+    assert "the port it hangs off (0000:00:03.1) can do at most x16 at 8 GT/s" in finding.explanation
+    assert "not a fault" in finding.explanation
+    assert findings["hsa-override-suggested"][0].severity is Severity.INFO  # gfx1031: the usual 10.3.0 note
+
+
 # -- small-bar ----------------------------------------------------------------------------------------------------
 
 SMALL_BAR = "small-bar"
@@ -586,6 +628,36 @@ def test_sddm_1744_black_login_screen_until_amdgpu_is_in_the_image(tmp_path):
     assert finding.fix.action == ("initramfs-add-amdgpu",)
 
 
+# -- group-not-active-in-session ----------------------------------------------------------------------------------
+
+SESSION = "group-not-active-in-session"
+EOAN = ('NAME="Ubuntu"\nVERSION="19.10 (Eoan Ermine)"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="19.10"\n'
+        'VERSION_CODENAME=eoan\nUBUNTU_CODENAME=eoan\n')
+
+
+def test_legacy_1080_after_usermod_before_the_restart(tmp_path):
+    """ROCm/legacy-rocm-build#1080, the second half of the thread: rocminfo fails for the user ("xeon is member of
+    video group") and works as root; jankaltoun: "Add yourself to both 'video' and 'render' groups and restart your
+    computers so that the changes take effect", which others confirmed. Rebuilt right after that `usermod`: /etc/group
+    has the user in render, the login session still has video only. rocmdesk must not say "add the user" again but
+    "log out and in (or reboot)". Assumed: Ubuntu 19.10 with kernel 5.3.0-46-generic, an RX 580 [1002:67df], ROCm 3.3,
+    /dev/kfd and renderD128 root:render 0660 (systemd's rule on 19.10)."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, 0x67DF)], rocm="3.3.0")
+    sc.write(root, "/etc/os-release", EOAN)
+    set_kernel(root, "5.3.0-46-generic")
+    install_matching_initramfs(root, "5.3.0-46-generic")
+    sc.session_groups(root, [4, 24, 27, 30, sc.VIDEO_GID, 46, 100, 114, sc.UID])  # logged in before the usermod
+    findings = diagnose(root)
+    finding = only(findings, SESSION)
+    assert finding.severity is Severity.WARNING and finding.subject == sc.USER
+    texts = evidence_texts(finding)
+    assert any(t.startswith("/dev/kfd:") and "render" in t for t in texts)
+    assert any(t.startswith("/proc/self/status") and "Groups:" in t for t in texts)
+    assert "is a member of render in /etc/group, but this login session started before that" in finding.explanation
+    steps = steps_of(finding)
+    assert "Log out completely and log back in (or reboot)" in steps and "usermod" not in steps
+
+
 # -- item 14: every check touched here names the reports it was verified against ----------------------------------
 
 REPORTS_TESTED = {
@@ -597,11 +669,12 @@ REPORTS_TESTED = {
     STALE: ("ROCm/gpu-operator#330",),
     BLACKLIST: ("ROCm/gpu-operator#330",),
     ECC: ("ROCm/legacy-rocm-build#1886",),
-    PCIE: ("ilya-zlobintsev/LACT#334",),
+    PCIE: ("ilya-zlobintsev/LACT#334", "TheTumultuousUnicornOfDarkness/CPU-X#335"),
     SMALL_BAR: ("ROCm/amdgpu#78",),
     OVERDRIVE: ("sibradzic/amdgpu-clocks#27",),
     NOT_LOADED: ("ROCm/TheRock#438", "ROCm/amdgpu#115"),
     MISSING: ("sddm/sddm#1744",),
+    SESSION: ("ROCm/legacy-rocm-build#1080",),
 }
 
 

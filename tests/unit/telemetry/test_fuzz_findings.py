@@ -145,3 +145,25 @@ def test_a_5000_digit_uid_in_proc_status_is_no_uid_not_a_crash():
     assert parse_id("٢") is None and parse_id("1000") == 1000
     status = parse_proc_status(f"Name:\tpython\nUid:\t{'9' * 5000}\t1000\t1000\t1000\nGid:\t1000\n")
     assert status is None  # no readable Uid line
+
+
+def test_a_5000_digit_pci_id_in_uevent_is_no_device_id(tmp_path):
+    """The radeon HD 7870 dump has no device file: its id comes from uevent, where a 5000-digit hex id made an
+    int that `diagnose --json` could not print (ValueError past 4300 digits)."""
+    from rocmdesk.telemetry.discovery import discover_gpus
+
+    build_root(tmp_path / "root", [GpuSpec("hd7870", pci="0000:01:00.0", card=0)])
+    uevent = tmp_path / "root/sys/bus/pci/devices/0000:01:00.0/uevent"
+    uevent.write_text(uevent.read_text().replace("PCI_ID=1002:6818", "PCI_ID=1002:" + "9" * 5000))
+    (gpu,) = discover_gpus(HostRoot(tmp_path / "root"))
+    assert gpu.device_id is None
+
+
+def test_an_unreadable_second_rail_label_is_its_rails_reason(tmp_path):
+    build_root(tmp_path / "root", [GpuSpec("vangogh", pci="0000:04:00.0", card=0)])
+    hwmon = next((tmp_path / "root/sys/bus/pci/devices/0000:04:00.0/hwmon").iterdir())
+    (hwmon / "in1_label").write_text("")
+    sample = _sample(tmp_path)
+    assert "gfx" in sample.voltage_mv_by_rail and "nb" not in sample.voltage_mv_by_rail
+    assert sample.voltage_mv is not None  # vddgfx still found
+    assert sample.unavailable["voltage_mv_by_rail"] == "rails not named: in1_label: empty file"
