@@ -25,6 +25,5 @@ if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 
 export QT_QPA_PLATFORM=offscreen
 .venv/bin/ruff check rocmdesk tests benchmarks tools helper/rocmdesk-helper
-.venv/bin/lint-imports
-.venv/bin/mypy  # the Qt-free packages ([tool.mypy] in pyproject.toml)
+.venv/bin/lint-imports  # mypy runs inside the suite: tests/unit/test_types.py
 .venv/bin/python -m pytest "$@"

@@ -49,14 +49,45 @@ def fixed_mmap_threshold(nbytes: int = 256 * 1024) -> None:
         pass
 
 
+class GuiThreadCollector(QtCore.QObject):
+    """Python's cyclic garbage collector, run on the GUI thread only (automatic collection is off).
+
+    Automatic collection runs in whichever thread happens to allocate past a threshold: the demo's
+    pre-roll loader, the report or diagnosis worker. There it freed Qt wrappers caught in reference
+    cycles (pyqtgraph plot menus dropped by a Graphs rebuild after choosing GPUs), so ~QObject ran off
+    the GUI thread (QWidget::removeAction from the pre-roll thread, seen in gdb) and corrupted the heap:
+    the window crashed when the demo machine was switched next (tests/integration/test_packaging.py
+    drives exactly that). pyqtgraph ships the same remedy (pyqtgraph/util/garbage_collector.py).
+    """
+
+    def __init__(self, parent: QtCore.QObject, interval_ms: int = 1000) -> None:
+        super().__init__(parent)
+        gc.disable()
+        self.timer = QtCore.QTimer(self)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self.check)
+        self.timer.start()
+
+    def check(self) -> int:
+        """Collect the oldest generation whose count passed its threshold, as automatic GC would."""
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        for generation in (2, 1, 0):
+            if counts[generation] > thresholds[generation]:
+                return gc.collect(generation)
+        return 0
+
+
 def make_app(argv: list[str] | None = None) -> QtWidgets.QApplication:
-    """The QApplication (created once), crisp at fractional and 2x scaling."""
+    """The QApplication (created once), crisp at fractional and 2x scaling; garbage is collected on
+    its thread only (:class:`GuiThreadCollector`)."""
     app = QtWidgets.QApplication.instance()
     if app is None:
         fixed_mmap_threshold()
         QtGui.QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
             QtCore.Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
         app = QtWidgets.QApplication(argv or ["rocmdesk"])
+    if app.findChild(GuiThreadCollector) is None:
+        GuiThreadCollector(app)
     app.setApplicationName("rocmdesk")
     app.setOrganizationName("rocmdesk")
     app.setDesktopFileName(DESKTOP_FILE_NAME)

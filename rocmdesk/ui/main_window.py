@@ -503,9 +503,16 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.tabs.currentWidget().grab()
 
     def default_screenshot_path(self) -> str:
+        """A new file in the pictures folder: two screenshots of a tab in the same second get -2, -3…
+        (the second one silently replaced the first)."""
         folder = str(pictures_dir())
         key = self.current_tab_key() or "window"
-        return os.path.join(folder, time.strftime(f"rocmdesk-{key}-%Y%m%d-%H%M%S.png"))
+        stem = os.path.join(folder, time.strftime(f"rocmdesk-{key}-%Y%m%d-%H%M%S"))
+        path, n = f"{stem}.png", 1
+        while os.path.exists(path):
+            n += 1
+            path = f"{stem}-{n}.png"
+        return path
 
     def save_screenshot(self, path: str | None = None, whole_window: bool = False) -> str | None:
         """Save a PNG of the current tab (or the whole window); returns the path, None on failure."""

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -491,3 +492,103 @@ def test_pkexec_asks_a_polkit_agent_for_the_users_password(installed_package, th
     assert wrong["answered"] and "AUTHENTICATION FAILED" in wrong["agent"]
     assert wrong["exit_code"] == 127 and wrong["stdout"] == "" and records == []
     assert wrong["kind"] == "not-authorized" and "the password was not accepted" in wrong["message"]
+
+
+# -- the installed window, driven entry by entry with the distribution's Python packages --------------------------
+
+DRIVER = Path(__file__).with_name("installed_window_driver.py")
+# What the .deb takes from the distribution (python3-*), and what it vendors; the driver reports where each came from.
+DISTRIBUTION_MODULES = {"platformdirs": "python3-platformdirs", "zstandard": "python3-zstandard",
+                        "psutil": "python3-psutil", "yaml": "python3-yaml", "pyudev": "python3-pyudev",
+                        "packaging": "python3-packaging", "lz4": "python3-lz4",
+                        "prometheus_client": "python3-prometheus-client"}
+VENDORED_MODULES = ("PySide6", "shiboken6", "pyqtgraph", "numpy")
+# Qt's offscreen platform cannot raise a window, grab the keyboard or take size hints: said, harmless.
+OFFSCREEN_NOTES = ("This plugin does not support",)
+
+
+def _launcher_sys_path() -> list[str]:
+    """The folders /usr/bin/rocmdesk puts first on sys.path, read from the launcher itself."""
+    text = Path("/usr/bin/rocmdesk").read_text()
+    assert "exec /usr/bin/python3 -I -c " in text, text
+    prefix = re.search(r"sys\.path\[:0\] = (\[[^\]]*\])", text)
+    assert prefix, text
+    return json.loads(prefix.group(1))
+
+
+def _distribution_version(package: str) -> str:
+    shown = _run(["dpkg-query", "-W", "-f", "${Version}", package], timeout=30)
+    assert shown.returncode == 0, f"{package} is not installed: {shown.stderr}"
+    return shown.stdout.strip()
+
+
+@only_system
+@only_root_dpkg
+def test_installed_window_drives_every_action_with_the_distributions_packages(installed_package, tmp_path):
+    """Issue 10, item 6: every toolbar action and menu entry of the installed window, in demo mode, on a bundle
+    and on a root folder, with Debian's python3-* packages (platformdirs 2.6 on Debian 12); see the driver."""
+    from tests.support.scenarios import clean_workstation
+
+    home, out = tmp_path / "home", tmp_path / "out"
+    (home / ".config").mkdir(parents=True)
+    out.mkdir()
+    # xdg-user-dirs' file: platformdirs 2.6 has no user_pictures_dir, the app reads this instead
+    (home / ".config" / "user-dirs.dirs").write_text('XDG_PICTURES_DIR="$HOME/Shots"\n')
+    root = clean_workstation(tmp_path / "root")  # its initramfs is zstd-compressed
+    prefix = _launcher_sys_path()
+    config = {"sys_path": prefix, "out": str(out), "root": str(root), "pictures": str(home / "Shots")}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "QT_QPA_PLATFORM": "offscreen",
+           "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    (tmp_path / "run").mkdir(mode=0o700)
+    started = time.monotonic()
+    run = _run(["/usr/bin/python3", "-I", str(DRIVER), json.dumps(config)], timeout=240, env=env, cwd="/")
+    seconds = time.monotonic() - started
+    assert run.returncode == 0 and run.stdout.strip(), f"exit {run.returncode}: {run.stderr[-6000:]}"
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    print(f"driver: {len(result['checked'])} checks over {len(result['entries'])} entries of "
+          f"{len(result['windows'])} windows in {seconds:.1f} s; windows {result['windows']}")
+    print("modules: " + ", ".join(f"{n} {m['version']} ({m['file']})" for n, m in result["modules"].items()))
+
+    # the interpreter saw exactly the launcher's sys.path: its two folders, then the system's own
+    system = json.loads(_run(["/usr/bin/python3", "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
+                             timeout=30, env=env, cwd="/").stdout)
+    assert result["sys_path"] == prefix + system
+    for name, package in DISTRIBUTION_MODULES.items():
+        module = result["modules"][name]
+        assert module["file"].startswith("/usr/lib/python3/dist-packages/"), (name, module)
+        assert _distribution_version(package).startswith(module["version"].split("+")[0]), (name, module)
+    for name in VENDORED_MODULES:
+        assert result["modules"][name]["file"].startswith("/usr/lib/rocmdesk/vendor/"), result["modules"][name]
+    assert result["modules"]["rocmdesk"]["file"] == "/usr/lib/rocmdesk/rocmdesk/__init__.py"
+    assert result["modules"]["platformdirs"]["imported_by_app"] and result["modules"]["zstandard"]["imported_by_app"]
+
+    # every entry was driven and did what it says; nothing was logged, raised or reported by Qt as an error
+    assert result["failures"] == [], "\n".join(result["failures"])
+    assert result["uncaught"] == [], "\n".join(result["uncaught"])
+    assert result["log"] == [], result["log"]
+    assert not [m for m in result["qt_messages"] if not any(note in m for note in OFFSCREEN_NOTES)], \
+        result["qt_messages"]
+    assert "Traceback" not in run.stderr, run.stderr[-6000:]
+    labels = {c["entry"] for c in result["checked"]}
+    assert [label for label in labels if label.startswith("window shortcut") and label.endswith(": Quit")], labels
+    for expected in ("toolbar: Screenshot", "graphs: Export CSV…",
+                     "demo report: Save report… as .html", "demo report: Save report… as .md",
+                     "demo report: Copy as Markdown", "demo report: Capture bundle…",
+                     "banner: Open snapshot… (snapshot)", "banner: Open root folder… (root folder)",
+                     "root folder diagnosis reads the zstd initramfs"):
+        assert expected in labels, f"{expected} was not driven: {sorted(labels)}"
+    assert {e for e in result["entries"] if e.startswith("menu Help ▸ Demo machine")}, result["entries"]
+    assert {e for e in result["entries"] if e.startswith("toolbar Theme")}, result["entries"]
+
+    # what it left on disk, read back here: a PNG per tab in the XDG pictures folder, CSV, reports, bundles
+    shots = sorted((home / "Shots").glob("rocmdesk-*.png"))
+    assert {s.name.split("-")[1] for s in shots} >= {"overview", "graphs", "processes", "diagnosis", "tuning",
+                                                    "report"}, shots
+    assert all(s.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for s in shots)
+    rows = (out / "history.csv").read_text().splitlines()
+    assert rows[0].startswith("time_iso,timestamp,") and len(rows) >= 2
+    assert (out / "demo-report.html").read_text().lower().startswith("<!doctype html")
+    assert (out / "demo-report.md").read_text().startswith("## rocmdesk report")
+    assert (out / "demo-bundle.tar.gz").stat().st_size > 1000
+    assert (home / ".config" / "rocmdesk" / "settings.json").is_file()  # Quit saved the settings
+    assert seconds < 120, f"the driver took {seconds:.0f} s"

@@ -24,6 +24,9 @@ DEBIAN_NAMES = {"psutil": "python3-psutil", "pyudev": "python3-pyudev", "pyyaml"
 # What Debian 12 (bookworm) ships (apt-cache policy on Debian 12); every floor must be at most this.
 DEBIAN_12 = {"psutil": "5.9.4", "pyudev": "0.24.0", "pyyaml": "6.0", "packaging": "23.0", "platformdirs": "2.6.0",
              "zstandard": "0.20.0", "lz4": "4.0.2", "prometheus_client": "0.16.0"}
+# What Ubuntu 24.04 (noble) ships (packages.ubuntu.com/noble, release pocket); the floors must fit it too.
+UBUNTU_24_04 = {"psutil": "5.9.8", "pyudev": "0.24.0", "pyyaml": "6.0.1", "packaging": "24.0", "platformdirs": "4.2.0",
+                "zstandard": "0.22.0", "lz4": "4.0.2", "prometheus_client": "0.19.0"}
 
 
 def _floors() -> dict[str, str]:
@@ -55,10 +58,24 @@ def test_every_distribution_dependency_is_versioned_in_the_deb_like_pyproject():
         assert _version(depends[deb]) == _version(floors[pypi]), (deb, depends[deb], floors[pypi])
 
 
-def test_floors_are_met_by_debian_12():
+@pytest.mark.parametrize(("name", "shipped"), [("Debian 12", DEBIAN_12), ("Ubuntu 24.04", UBUNTU_24_04)])
+def test_floors_are_met_by_both_distributions(name, shipped):
     floors = _floors()
-    for pypi, shipped in DEBIAN_12.items():
-        assert _version(floors[pypi]) <= _version(shipped), f"{pypi} floor {floors[pypi]} > Debian 12's {shipped}"
+    assert set(shipped) == set(DEBIAN_NAMES)
+    for pypi, version in shipped.items():
+        assert _version(floors[pypi]) <= _version(version), f"{pypi} floor {floors[pypi]} > {name}'s {version}"
+
+
+def test_every_floor_says_what_each_distribution_ships():
+    """A floor without the two distributions' versions beside it was not checked against them."""
+    text = (TOP / "pyproject.toml").read_text()
+    block = text[text.index("\ndependencies = ["):].split("]", 1)[0]
+    for pypi in DEBIAN_NAMES:
+        at = next(i for i, line in enumerate(block.splitlines()) if line.strip().lower().startswith(f'"{pypi}'))
+        lines = block.splitlines()
+        said = lines[at] + " ".join(line for line in lines[max(0, at - 3):at] if line.strip().startswith("#"))
+        for distro, shipped in (("Debian 12", DEBIAN_12), ("Ubuntu 24.04", UBUNTU_24_04)):
+            assert f"{distro}: {shipped[pypi].split('+')[0]}" in said, f"{pypi}: no '{distro}: {shipped[pypi]}'"
 
 
 def test_pictures_dir_without_user_pictures_dir_reads_user_dirs(tmp_path, monkeypatch):

@@ -189,7 +189,7 @@ def _logged_limits(ctx) -> dict[str, tuple[Evidence, float, int, str, float, int
     log_ = getattr(facts, "kernel_log", None) if facts is not None and not ctx.is_wsl else None
     if log_ is None:
         return {}
-    out = {}
+    out: dict[str, tuple[Evidence, float, int, str, float, int]] = {}
     for line, m in log_.grep(_LIMITED_RE):
         device = _LIMITED_DEVICE_RE.search(line.text)
         if device is None:

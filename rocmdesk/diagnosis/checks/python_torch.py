@@ -624,14 +624,19 @@ def _installed_requirers(ctx, env: PythonEnv) -> list[Evidence]:
     nvidia-ml-py in its requirements, pytorch/pytorch#133259). Optional extras are left out: pip installs those only
     when asked for."""
     out = []
+    budget = REQUIRERS_READ_BUDGET  # bytes over all METADATA files: a hostile snapshot cannot make this slow
     for name, (version, dist) in sorted(env.packages.items()):
         if name in PYNVML_NAMES or not dist.endswith(".dist-info"):
             continue
+        if budget <= 0:
+            log.debug("pynvml requirers: read budget spent at %s", name)
+            break
         path = f"{dist}/METADATA"
         try:
-            text = ctx.root.read_text(path, REQUIREMENTS_MAX)
+            text = ctx.root.read_text(path, min(REQUIREMENTS_MAX, budget))
         except HostReadError:
             continue
+        budget -= len(text)
         for match in _PYNVML_REQ_RE.finditer(text):
             if "extra" in match.group(2):
                 continue
@@ -641,6 +646,7 @@ def _installed_requirers(ctx, env: PythonEnv) -> list[Evidence]:
 
 
 MAX_REQUIRERS = 8
+REQUIRERS_READ_BUDGET = 8 << 20
 
 
 def _pynvml_requirers(ctx, env: PythonEnv) -> list[Evidence]:

@@ -299,6 +299,20 @@ def test_pynvml_fires_on_old_rocm_torch_with_crystools(tmp_path):
     assert "--index-url https://download.pytorch.org/whl/rocm6.1" in fix.steps[1]
 
 
+def test_pynvml_names_installed_requirers_within_a_read_budget(tmp_path, monkeypatch):
+    amd_machine(tmp_path)
+    comfy = make_comfyui(tmp_path, COMFY, "rocm-old", packages={"nvidia-ml-py": "12.560.30"})
+    site = site_of(comfy / "venv")
+    dist_info(site, "deepspeed", "0.14.5", ["nvidia-ml-py", "torch"])
+    dist_info(site, "gpustat", "1.1.1", ['nvidia-ml-py; extra == "nvidia"'])  # an optional extra: not a requirer
+    texts = [e.text for e in run(PYNVML, tmp_path).findings[0].evidence]
+    assert "Requires-Dist: nvidia-ml-py (deepspeed 0.14.5 pulls it in)" in texts
+    assert not any("gpustat" in t for t in texts)
+    monkeypatch.setattr(pt, "REQUIRERS_READ_BUDGET", 0)  # nothing may be read: the finding stands without them
+    texts = [e.text for e in run(PYNVML, tmp_path).findings[0].evidence]
+    assert not any("pulls it in" in t for t in texts) and "nvidia-ml-py 12.560.30 is installed" in texts
+
+
 def test_pynvml_harmless_cases(tmp_path):
     amd_machine(tmp_path)
     make_comfyui(tmp_path, COMFY, "rocm", packages={"pynvml": "11.5.3"})  # 2.5.1: fixed
