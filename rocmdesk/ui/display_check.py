@@ -23,14 +23,26 @@ NO_DISPLAY_MESSAGE = (
 )
 
 
+# platform plugins that need a display server, and the variable that names it
+NEEDS_SERVER = {"xcb": "DISPLAY", "wayland": "WAYLAND_DISPLAY", "wayland-egl": "WAYLAND_DISPLAY"}
+
+
 def has_display(environ: Mapping[str, str]) -> bool:
-    """True when Qt has somewhere to show a window: a display variable or a platform plugin is set."""
-    return any((environ.get(name) or "").strip() for name in DISPLAY_VARIABLES)
+    """True when Qt has somewhere to show a window: a display server's variable, or a platform plugin that
+    needs none (offscreen, vnc, eglfs, ...). ``QT_QPA_PLATFORM=xcb`` without ``DISPLAY`` is still no display."""
+    def given(name: str) -> bool:
+        return bool((environ.get(name) or "").strip())
+
+    if given("DISPLAY") or given("WAYLAND_DISPLAY"):
+        return True
+    # "wayland;xcb" lists fallbacks; "vnc:size=1280x800" carries options after the name
+    plugins = [p.split(":", 1)[0].strip().lower() for p in (environ.get("QT_QPA_PLATFORM") or "").split(";")]
+    return any(p and p not in NEEDS_SERVER for p in plugins)
 
 
 def no_display_message(environ: Mapping[str, str]) -> str | None:
     """The one line to print instead of starting the window, or None when a display is there."""
     if has_display(environ):
         return None
-    log.debug("no display: none of %s is set", ", ".join(DISPLAY_VARIABLES))
+    log.debug("no display: %s", ", ".join(f"{n}={environ.get(n, '')!r}" for n in DISPLAY_VARIABLES))
     return NO_DISPLAY_MESSAGE

@@ -23,6 +23,11 @@ NO_DISPLAY = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexis
     ({"DISPLAY": ":0"}, True),
     ({"WAYLAND_DISPLAY": "wayland-0"}, True),
     ({"QT_QPA_PLATFORM": "offscreen"}, True),
+    ({"QT_QPA_PLATFORM": "vnc:size=1280x800"}, True),
+    ({"QT_QPA_PLATFORM": "xcb"}, False),  # asks for X11, and there is none: Qt would abort
+    ({"QT_QPA_PLATFORM": "wayland;xcb"}, False),
+    ({"QT_QPA_PLATFORM": "wayland;offscreen"}, True),
+    ({"QT_QPA_PLATFORM": "xcb", "DISPLAY": ":1"}, True),
 ])
 def test_has_display(env, expected):
     assert has_display(env) is expected
