@@ -167,3 +167,15 @@ def test_an_unreadable_second_rail_label_is_its_rails_reason(tmp_path):
     assert "gfx" in sample.voltage_mv_by_rail and "nb" not in sample.voltage_mv_by_rail
     assert sample.voltage_mv is not None  # vddgfx still found
     assert sample.unavailable["voltage_mv_by_rail"] == "rails not named: in1_label: empty file"
+
+
+@pytest.mark.parametrize("text", ["9" * 5000, str(1 << 70), "1" * 21])
+def test_a_huge_power_cap_is_no_tuning_range_not_a_crash(tmp_path, text):
+    """Found by the window fuzz: the Tuning tab could not be built (int() past 4300 digits in tuning_state)."""
+    from rocmdesk.fixes.tuning_state import read_tuning_state
+
+    build_root(tmp_path / "root", [GpuSpec("rx6600", pci="0000:03:00.0", card=0)])
+    hwmon = next((tmp_path / "root/sys/bus/pci/devices/0000:03:00.0/hwmon").iterdir())
+    (hwmon / "power1_cap").write_text(text + "\n")
+    state = read_tuning_state(HostRoot(tmp_path / "root"), "0000:03:00.0")
+    assert state.power_cap is None and "does not report a power cap range" in " ".join(state.notes)
