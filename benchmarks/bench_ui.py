@@ -40,7 +40,7 @@ SCENARIOS = {
 TARGETS = {"graphs_1hz_1h": 3.0, "overview_1hz": 1.0, "graphs_10hz_1h": 15.0}
 
 
-def child(name: str, warmup: float, duration: float, interval: float) -> dict:
+def child(name: str, warmup: float, duration: float, interval: float, size: tuple[int, int] = (1920, 1080)) -> dict:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import psutil
     from PySide6 import QtCore
@@ -60,7 +60,7 @@ def child(name: str, warmup: float, duration: float, interval: float) -> dict:
     session = open_session(source, settings, hotplug=False)
     win = session.window
     win.save_settings_on_close = False  # a benchmark must not replace the user's settings.json
-    win.resize(1920, 1080)
+    win.resize(*size)
     win.show_tab(tab)
     win.show()
     samples: list[float] = []
@@ -105,7 +105,8 @@ def child(name: str, warmup: float, duration: float, interval: float) -> dict:
     rss = proc.memory_info().rss
     history = session.feed.history
     out = {
-        "scenario": name, "tab": tab, "rate_hz": rate, "graph_window_s": window_s, "gpus": len(session.feed.gpus),
+        "scenario": name, "tab": tab, "size": f"{size[0]}x{size[1]}",
+        "rate_hz": rate, "graph_window_s": window_s, "gpus": len(session.feed.gpus),
         "cpu_percent_median": round(statistics.median(samples), 2) if samples else None,
         "cpu_percent_mean": round(statistics.fmean(samples), 2) if samples else None,
         "cpu_percent_max": round(max(samples), 2) if samples else None,
@@ -159,12 +160,16 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=None)
     parser.add_argument("--interval", type=float, default=5.0, help="seconds per CPU sample (median over them)")
     parser.add_argument("--only", nargs="*", choices=[*SCENARIOS, "first_frame"], default=None)
+    parser.add_argument("--size", default="1920x1080", metavar="WxH",
+                        help="window size (1280x800: the Overview's dense cards)")
     parser.add_argument("--child", choices=list(SCENARIOS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     duration = args.duration or (60.0 if args.full else 20.0)
     warmup = args.warmup or (15.0 if args.full else 10.0)
     if args.child:
-        print(json.dumps(child(args.child, warmup, duration, args.interval)))
+        from rocmdesk.ui.screenshot_command import parse_size
+
+        print(json.dumps(child(args.child, warmup, duration, args.interval, parse_size(args.size))))
         return 0
     results = []
     for name in args.only or [*SCENARIOS, "first_frame"]:
@@ -172,7 +177,7 @@ def main() -> int:
             results.append(first_frame(5))
             continue
         cmd = [sys.executable, __file__, "--child", name, "--duration", str(duration), "--warmup", str(warmup),
-               "--interval", str(args.interval)]
+               "--interval", str(args.interval), "--size", args.size]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=duration + warmup + 300)
         try:
             result = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -140,6 +140,13 @@ def loads_json(data: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
         value = json.loads(data)
     except RecursionError:
         raise JsonLimitError(f"JSON nested too deeply (over {max_depth} levels)") from None
+    check_json_depth(value, max_depth)
+    return value
+
+
+def check_json_depth(value: Any, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Raise :class:`JsonLimitError` when a decoded document nests deeper than ``max_depth`` (an iterative
+    walk: the check itself cannot hit the recursion limit)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -147,7 +154,6 @@ def loads_json(data: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
             raise JsonLimitError(f"JSON nested too deeply (over {max_depth} levels)")
         children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
         stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
-    return value
 
 
 class HostRoot:

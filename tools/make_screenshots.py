@@ -28,6 +28,9 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     shoot("overview", "overview.png", "--demo")
     shoot("graphs", "graphs.png", "--demo")
+    # issue 14: eight GPUs as one plot each, clocks; the fan on a card that has one (an MI300X has none)
+    shoot("graphs", "graphs-clocks.png", "--demo", "--graph-metric", "clocks")
+    shoot("graphs", "graphs-fan.png", "--demo", "--demo-recording", "rx7900xtx-comfyui")
     shoot("processes", "processes.png", "--demo", "--demo-recording", "rx7900xtx-comfyui")
     with tempfile.TemporaryDirectory() as tmp:
         root = sc.clean_workstation(Path(tmp))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from rocmdesk.fixes.actions import PERFORMANCE_LEVELS
 from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.telemetry import parsers
 from rocmdesk.telemetry.parsers import parse_power_profiles
 
 log = logging.getLogger(__name__)
@@ -62,9 +63,12 @@ def _read(root: HostRoot, path: str) -> str | None:
 
 
 def _microwatts(text: str | None) -> float | None:
+    """hwmon µW as W; None for anything but plain digits within the power range the sampler accepts (a 5000-digit
+    value made int() raise and took the Tuning tab down: issue 11 item 3)."""
     if text is None or not text.isascii() or not text.isdigit():
         return None
-    return int(text) / 1e6
+    value = parsers.bounded_int(text)
+    return None if value is None or value > parsers.POWER_MAX_UW else value / 1e6
 
 
 def _hwmon(root: HostRoot, device: str) -> str | None:

@@ -16,7 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocmdesk.host import JsonLimitError, check_json_depth
 from rocmdesk.telemetry.model import GpuInfo, GpuSample
+from rocmdesk.telemetry.parsers import bounded_int
 
 
 class ToolOutputError(ValueError):
@@ -110,9 +112,19 @@ def extract_json(text: str, tool: str) -> Any:
     for match in re.finditer(r"(?m)^[\[{]", stripped):
         doc = stripped[match.start():]
         try:
-            return decoder.raw_decode(doc)[0]
+            value = decoder.raw_decode(doc)[0]
         except json.JSONDecodeError as error:
             first_error = first_error or (doc, error)
+            continue
+        except RecursionError:  # a replayed output (a snapshot's commands.json) nested 100 000 deep
+            raise ToolOutputError(f"{tool} printed JSON nested too deeply") from None
+        except ValueError as error:  # an integer past CPython's 4300-digit limit (issue 11 item 3)
+            raise ToolOutputError(f"{tool} printed a number too long to read ({_short(str(error), 60)})") from None
+        try:
+            check_json_depth(value)
+        except JsonLimitError as error:
+            raise ToolOutputError(f"{tool} printed {error}") from None
+        return value
     if first_error is None:
         raise ToolOutputError(f"{tool} did not print JSON: '{_short(stripped.splitlines()[0], 80)}'")
     doc, exc = first_error
@@ -126,7 +138,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # a JSON integer of hundreds of digits: no reading
+            return None
     elif isinstance(value, str):
         try:
             number = float(value.strip())
@@ -141,7 +156,7 @@ def _number(value: Any) -> float | None:
 
 ROCM_SMI_DRIVER_MISSING = "Driver not initialized"
 _ROCM_SMI_TEMP_RE = re.compile(r"^Temperature \(Sensor (?P<sensor>.+?)\) \((?:C|c)\)$")
-_ROCM_SMI_MHZ_RE = re.compile(r"\((\d+(?:\.\d+)?)\s*Mhz\)", re.IGNORECASE)
+_ROCM_SMI_MHZ_RE = re.compile(r"\((\d{1,12}(?:\.\d{1,12})?)\s*Mhz\)", re.IGNORECASE)
 
 # rocm-smi sensor names → rocmdesk (hwmon) labels. "mem" is the 2019 spelling (RainbowMiner/RainbowMiner#749).
 ROCM_SMI_SENSOR_LABELS = {"edge": "edge", "junction": "junction", "memory": "mem", "mem": "mem"}
@@ -185,7 +200,7 @@ def parse_rocm_smi(stdout: str, stderr: str = "") -> list[ToolGpu]:
     if not isinstance(data, dict):
         raise ToolOutputError(f"rocm-smi printed JSON of an unexpected shape ({type(data).__name__}, not an object)")
     gpus = []
-    for key in sorted((k for k in data if re.fullmatch(r"card\d+", k)), key=lambda k: int(k[4:])):
+    for key in sorted((k for k in data if re.fullmatch(r"card\d{1,9}", k)), key=lambda k: int(k[4:])):
         fields = data[key]
         if isinstance(fields, dict):
             gpus.append(parse_rocm_smi_card(key, fields))
@@ -194,7 +209,7 @@ def parse_rocm_smi(stdout: str, stderr: str = "") -> list[ToolGpu]:
     return gpus
 
 
-_ROCM_SMI_TEXT_RE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?)\s*$")
+_ROCM_SMI_TEXT_RE = re.compile(r"^GPU\[(\d{1,9})\]\s*:\s*(.+?)\s*$")
 
 
 def rocm_smi_text_fields(text: str) -> dict[str, dict[str, str]]:
@@ -251,12 +266,15 @@ def _mapping_at(entry: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def _hex_or_none(value: Any) -> int | None:
+    """A PCI id as the tools print it ("0x744c" or "29772"); None past 64 bits (a 5000-digit id made a
+    number no report could print, issue 11 item 3)."""
     if not isinstance(value, str):
         return None
-    try:
-        return int(value.strip(), 16) if value.strip().lower().startswith("0x") else int(value.strip())
-    except ValueError:
-        return None
+    text = value.strip()
+    if text.lower().startswith("0x"):
+        digits = text[2:]
+        return bounded_int(digits, base=16) if re.fullmatch(r"[0-9a-fA-F]+", digits) else None
+    return bounded_int(text) if text.isascii() and text.isdigit() else None
 
 
 def _rocm_smi_temperatures(gpu: ToolGpu, fields: Mapping[str, Any]) -> None:
@@ -302,7 +320,7 @@ def _rocm_smi_power(gpu: ToolGpu, fields: Mapping[str, Any]) -> None:
 # (rocm-smi key, metric, converter). First present key wins for each metric.
 def _as_int(value: Any) -> int | None:
     number = _number(value)
-    return int(number) if number is not None and number.is_integer() else None
+    return int(number) if number is not None and number.is_integer() and abs(number) < 2.0 ** 63 else None
 
 
 def _as_float(value: Any) -> float | None:
@@ -319,7 +337,7 @@ def _clock(value: Any) -> int | None:
 def _fan_level_percent(value: Any) -> float | None:
     # Plain-text era "Fan Level": "89 (35%)".
     if isinstance(value, str):
-        match = re.search(r"\((\d+(?:\.\d+)?)%\)", value)
+        match = re.search(r"\((\d{1,12}(?:\.\d{1,12})?)%\)", value)
         if match:
             return float(match.group(1))
     return None
@@ -408,7 +426,7 @@ def amd_smi_leaf(value: Any, kind: str, bare_unit: str) -> tuple[float | None, s
     if number is None:
         # Some releases print "45 C" / "300 W" strings in place of numbers.
         if isinstance(value, str):
-            match = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s+(\S.*?)\s*", value)
+            match = re.fullmatch(r"\s*(-?\d{1,20}(?:\.\d{1,20})?)\s+(\S.*?)\s*", value)  # 5000 digits: inf
             if match:
                 number, unit = float(match.group(1)), match.group(2)
         if number is None:
@@ -585,7 +603,8 @@ def amd_smi_text_entries(text: str) -> list[dict]:
         indent, key, value = len(match.group("indent").expandtabs()), match.group("key").strip().lower(), \
             match.group("value")
         if indent == 0 and key == "gpu":
-            entry: dict = {"gpu": int(value) if value.isdigit() else value}
+            number = bounded_int(value) if value.isascii() and value.isdigit() else None
+            entry: dict = {"gpu": number if number is not None else value}
             entries.append(entry)
             stack = [(-1, entry)]
             continue

@@ -158,6 +158,7 @@ class Metric(QtWidgets.QWidget):
         if self.bar is not None:
             grid.addWidget(self.bar, 2, 0, 1, 3)
         self.detail_below = False
+        self._reserved_lines = 0
         self.setAccessibleName(caption)
         self._description = ""
         self._tooltip = ""
@@ -170,7 +171,12 @@ class Metric(QtWidgets.QWidget):
 
         "throttled: power limit (PPT0)" does not fit beside the clock on a 300 px card; cut to
         "throttled: po…" it hid the one thing the line was there to say.
+
+        Once under the value, the detail stays there with the most lines it has needed, until the
+        width changes: a GPU throttling on and off every few seconds (a training job at its power cap)
+        would otherwise change the card's height each time, and each change is a relayout of the tab.
         """
+        below = below or (self.detail_below and width is None)  # sticky while the width stays
         if below:
             room = (self.width() if width is None else width) - self.caption_width - self.grid.horizontalSpacing()
             fm = self.detail_lines.fontMetrics()
@@ -178,7 +184,11 @@ class Metric(QtWidgets.QWidget):
             head, colon, rest = text.partition(": ")  # "throttled since 14:02:11" on a line, then the reasons
             lines = wrap_items([head + ":"], " ", fm, room) if colon and fm.horizontalAdvance(text) > room else []
             lines += wrap_items((rest if lines else text).split(", "), ", ", fm, room, ",")
-            changed = set_text(self.detail_lines, "\n".join(lines))
+            set_text(self.detail_lines, "\n".join(lines))
+            changed = len(lines) > self._reserved_lines
+            if changed:
+                self._reserved_lines = len(lines)
+                self.detail_lines.setMinimumHeight(len(lines) * fm.lineSpacing())
         else:
             changed = False
         if below == self.detail_below:
@@ -202,6 +212,10 @@ class Metric(QtWidgets.QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         width = event.size().width()
+        if width == event.oldSize().width():
+            return
+        self._reserved_lines = 0  # a new width: what fits, and the lines kept, start again
+        self.detail_lines.setMinimumHeight(0)
         self._place_detail(not self.detail_fits_beside(width), width)
 
     def show_value(self, text: str, detail: str = "", tooltip: str = "", color: str | None = None) -> None:
@@ -845,13 +859,16 @@ class OverviewTab(QtWidgets.QWidget):
         margins = self.grid.contentsMargins()
         budget = (self.scroll.viewport().height() - margins.top() - margins.bottom()
                   - self.grid.verticalSpacing() * (rows - 1)) // rows
+        hidden = {card for card in cards if card.density >= 2}
         for level in range(DENSITIES):
             for card in cards:
                 card.set_density(level)
             if max(card.needed_height() for card in cards) <= budget:
                 break
-        if self.isVisible() and self.ctx.feed.last_snapshot is not None:
-            self._apply(self.ctx.feed.last_snapshot)  # a trend shown again is drawn at once
+        for card in hidden:
+            if card.density < 2 and self.isVisible():  # a trend shown again is drawn at once
+                card.trend_at = time.monotonic()
+                self._update_trend(card)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

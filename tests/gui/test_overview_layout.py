@@ -177,7 +177,7 @@ def test_sixteen_gpus_scroll_at_the_densest_rather_than_overlap(qtbot, open_wind
     assert not clipped(cards[-1]), clipped(cards[-1])
 
 
-def test_a_long_detail_gets_its_own_line_and_comes_back(qtbot, open_window, manual_factory):
+def test_a_long_detail_gets_its_own_lines_and_keeps_them_while_the_width_stays(qtbot, open_window, manual_factory):
     overview = _fake_overview(qtbot, open_window, manual_factory, _mi300x_like, (1280, 800))
     card = next(iter(overview.cards.values()))
     clocks = card.clocks
@@ -210,8 +210,18 @@ def test_a_long_detail_gets_its_own_line_and_comes_back(qtbot, open_window, manu
     assert clocks.detail_lines.text().split("\n") == [f"throttled since {since()}:", "power limit (PPT0),",
                                                       "thermal hotspot, PROCHOT"]  # broken between reasons
     assert not clipped(card), clipped(card)
+    height = card.height()
     throttled()
     assert overview._throttled_since(card.info.pci) is None
+    # throttling stopped: the short detail stays under the value and the card keeps its height, so a
+    # GPU throttling on and off at its power cap does not relayout the tab every few seconds
+    assert clocks.detail_below and clocks.detail_lines.text() == "mem 1250 MHz" and card.height() == height
+    assert not clipped(card), clipped(card)
+    throttled("power limit (PPT0)")
+    assert card.height() == height  # and back: still the same height
+    throttled()
+    overview.window().resize(1920, 1080)  # a new width: the detail is placed afresh, beside the clock
+    settle(qtbot, overview)
     assert not clocks.detail_below and clocks.detail_text() == "mem 1250 MHz" and not clocks.detail_lines.isVisible()
     assert clocks.detail.isVisible() and clocks.detail.geometry().top() == 0
     assert not clipped(card), clipped(card)

@@ -478,6 +478,31 @@ def drive_demo_menu(window, entry: Entry, action: QtGui.QAction, controller) -> 
     return new
 
 
+def drive_settings(window, entry: Entry, action: QtGui.QAction) -> None:
+    """Settings ▸ alerts: the two on/off entries flip their setting and back; a throttling delay is chosen."""
+    settings = window.ctx.settings
+    if entry.where == "menu Settings ▸ Throttling alert":
+        previous = settings.alert_throttle_s
+        action.trigger()
+        spin(0.02)
+        chosen = settings.alert_throttle_s
+        check(entry.label(), chosen == action.data() and action.isChecked(), f"throttling alert after {chosen} s")
+        settings.alert_throttle_s = previous
+        return
+    field = {"Desktop notifications": "alerts_enabled", "Tray icon with the hottest GPU": "tray_icon"}.get(entry.name)
+    if field is None:
+        check(entry.label(), False, "no check for this entry: add one to installed_window_driver.py")
+        return
+    was = getattr(settings, field)
+    action.trigger()
+    spin(0.02)
+    flipped = getattr(settings, field)
+    action.trigger()
+    spin(0.02)
+    check(entry.label(), flipped == (not was) and getattr(settings, field) == was and action.isChecked() == was,
+          f"{field}: {was} -> {flipped} -> {getattr(settings, field)}")
+
+
 def drive_entry(window, entry: Entry, controller) -> object:
     """Trigger one entry and check its effect; returns the window shown afterwards."""
     if entry.where.startswith("toolbar ") and entry.where not in ("toolbar itself", "toolbar widget"):
@@ -494,12 +519,16 @@ def drive_entry(window, entry: Entry, controller) -> object:
         check(entry.label(), False, "not found any more")
         return window
     if not action.isEnabled() and entry.name != "Pause":
-        check(entry.label(), False, f"disabled ({action.toolTip()!r})")
+        # a disabled entry is only right when it says why (an explanation, like the temperature alert's)
+        said = action.toolTip() and action.toolTip() != action.text().replace("&", "")
+        check(entry.label(), bool(said) and entry.where.startswith("menu "), f"disabled, says {action.toolTip()!r}")
         return window
     if entry.where.startswith("window shortcut") and entry.name.startswith("Show "):
         drive_show_tab(window, entry, action)
     elif entry.where.startswith("menu GPUs") or entry.where.startswith("menu Choose the GPUs shown"):
         drive_gpu(window, entry, action)
+    elif entry.where.startswith("menu Settings"):
+        drive_settings(window, entry, action)
     elif entry.where == "menu Help ▸ Demo machine":
         return drive_demo_menu(window, entry, action, controller)
     else:
@@ -618,6 +647,151 @@ def switch_by_banner(window, controller, text: str, answer: str, stem: str):
     return new
 
 
+def clipboard() -> str:
+    return QtGui.QGuiApplication.clipboard().text()
+
+
+def select_finding(tab) -> bool:
+    """Select the first finding in the Diagnosis tree (areas > checks > findings)."""
+    stack = [tab.tree.topLevelItem(i) for i in range(tab.tree.topLevelItemCount())]
+    while stack:
+        item = stack.pop(0)
+        tab.tree.setCurrentItem(item)
+        if tab.selected_finding() is not None:
+            return True
+        stack[:0] = [item.child(i) for i in range(item.childCount())]
+    return False
+
+
+def drive_diagnosis_buttons(window, stem: str) -> None:
+    """Copy as text, Copy evidence, Re-run selected, and Fix… (for a demo: the steps dialog, its Copy steps and
+    Save as script…, and no Apply)."""
+    window.show_tab("diagnosis")
+    tab = window.tab_widgets["diagnosis"]
+    wait_until(lambda: tab.report is not None and not tab.running, 120)
+    button(window, "diagnosis", "Copy as text").click()
+    check(f"{stem} diagnosis: Copy as text", clipboard() == tab.as_text() and len(clipboard()) > 200,
+          f"clipboard holds {len(clipboard())} characters")
+    if not select_finding(tab):
+        check(f"{stem} diagnosis: a finding to select", False, "no finding in the tree")
+        return
+    button(window, "diagnosis", "Copy evidence").click()
+    check(f"{stem} diagnosis: Copy evidence", clipboard() == tab.evidence_text() and bool(clipboard()),
+          f"clipboard: {clipboard()[:80]!r}")
+    rerun: list = []
+    tab.checkRerun.connect(rerun.append)
+    selected = tab._selected_check_id()
+    button(window, "diagnosis", "Re-run selected").click()
+    check(f"{stem} diagnosis: Re-run selected", wait_until(lambda: bool(rerun), 60) and rerun[0].id == selected,
+          f"re-ran {[r.id for r in rerun]} (selected {selected})")
+    fix = button(window, "diagnosis", "Fix…")
+    if not fix.isEnabled():
+        check(f"{stem} diagnosis: Fix…", bool(fix.toolTip()), f"disabled: {fix.toolTip()!r}")
+        return
+    fix.click()
+    wait_until(lambda: any(d.isVisible() for d in window.findChildren(QtWidgets.QDialog)), 10)
+    dialogs = [d for d in window.findChildren(QtWidgets.QDialog) if d.isVisible()]
+    dialog = dialogs[0] if dialogs else None
+    if dialog is None:
+        check(f"{stem} diagnosis: Fix…", False, "no dialog opened")
+        return
+    texts = {b.text() for b in dialog.findChildren(QtWidgets.QAbstractButton)}
+    check(f"{stem} diagnosis: Fix… opens the steps for the demo machine",
+          type(dialog).__name__ == "StepsDialog" and not any("Apply" in x for x in texts),
+          f"{type(dialog).__name__} {dialog.windowTitle()!r} with buttons {sorted(texts)}")
+    copy = next((b for b in dialog.findChildren(QtWidgets.QPushButton) if b.text() == "Copy steps"), None)
+    if copy is not None:
+        copy.click()
+        check(f"{stem} steps dialog: Copy steps", clipboard() == dialog.plan.text(), f"{len(clipboard())} characters")
+    save = next((b for b in dialog.findChildren(QtWidgets.QPushButton) if b.text() == "Save as script…"), None)
+    if save is not None:
+        script = OUT / f"{stem}-fix.sh"
+        DIALOGS.answer = str(script)
+        save.click()
+        text = script.read_text() if script.is_file() else ""
+        check(f"{stem} steps dialog: Save as script…", text.startswith("#!") and "set -eu" in text,
+              f"{len(text)} characters")
+    dialog.reject()
+    spin(0.05)
+
+
+def drive_graph_buttons(window) -> None:
+    """Pause, Back to live, Auto Y and One plot per GPU under the graphs."""
+    window.show_tab("graphs")
+    spin(0.05)
+    graphs = window.tab_widgets["graphs"]
+    pause = button(window, "graphs", "Pause")
+    pause.click()
+    paused = graphs.paused and pause.text() == "Resume"
+    pause.click()
+    check("graphs: Pause", paused and not graphs.paused and pause.text() == "Pause", f"paused {paused}, then resumed")
+    graphs.follow = False
+    graphs.live_button.show()
+    button(window, "graphs", "Back to live").click()
+    check("graphs: Back to live", graphs.follow and not graphs.live_button.isVisible(), f"following: {graphs.follow}")
+    plot = next(iter(graphs.plots))
+    graphs.y_zoomed.add(plot)
+    graphs.auto_y_button.show()
+    button(window, "graphs", "Auto Y").click()
+    spin(0.05)
+    check("graphs: Auto Y", not graphs.y_zoomed, f"zoomed plots left: {sorted(graphs.y_zoomed)}")
+    layout = window.ctx.settings.graph_layout
+    multiples = button(window, "graphs", "One plot per GPU")
+    was = multiples.isChecked()
+    multiples.click()
+    spin(0.1)
+    now = window.ctx.settings.graph_layout
+    multiples.click()
+    spin(0.1)
+    check("graphs: One plot per GPU", now == ("overlay" if was else "multiples") and multiples.isChecked() == was,
+          f"layout {layout} -> {now} -> {window.ctx.settings.graph_layout}")
+
+
+def drive_profile_buttons(window) -> None:
+    """Save as profile… writes under platformdirs' user_config_dir (Debian's 2.6); Delete removes it again."""
+    window.show_tab("tuning")
+    spin(0.05)
+    tab = window.tab_widgets["tuning"]
+    QtWidgets.QInputDialog.getText = staticmethod(lambda *_a, **_k: ("driver profile", True))
+    button(window, "tuning", "Save as profile…").click()
+    spin(0.05)
+    files = sorted((HOME / ".config" / "rocmdesk" / "tuning").glob("*")) if (HOME / ".config").is_dir() else []
+    saved = tab.profile_list.findText("driver profile") >= 0
+    check("tuning: Save as profile…", saved and bool(files), f"listed: {saved}; files {[f.name for f in files]}")
+    if not saved:
+        return
+    tab.profile_list.setCurrentText("driver profile")
+    button(window, "tuning", "Delete").click()
+    spin(0.05)
+    check("tuning: Delete", tab.profile_list.findText("driver profile") < 0,
+          f"profiles left: {[tab.profile_list.itemText(i) for i in range(tab.profile_list.count())]}")
+
+
+# Buttons driven by this script (the key is tab/text), and the ones it leaves to the GUI tests, with the reason.
+# A button in neither is a failure: a new command cannot go unnoticed.
+BUTTONS_DRIVEN = {"banner/Open root folder…", "banner/Open snapshot…", "graphs/Export CSV…", "graphs/Pause",
+                  "graphs/Back to live", "graphs/Auto Y", "graphs/One plot per GPU", "report/Capture bundle…",
+                  "report/Copy as Markdown", "report/Refresh", "report/Save report…", "diagnosis/Run all checks",
+                  "diagnosis/Copy as text", "diagnosis/Copy evidence", "diagnosis/Re-run selected", "diagnosis/Fix…",
+                  "tuning/Save as profile…", "tuning/Delete"}
+BUTTONS_ELSEWHERE = {
+    "tuning/Apply…": "changes GPU clocks or power through the helper: disabled off the live machine "
+                     "(tests/gui/test_trust_no_apply.py, test_demo_machine.py)",
+    "tuning/Reset to defaults…": "the same (tests/gui/test_demo_machine.py)",
+    "tuning/Apply profile…": "the same (disabled without a live GPU that may be changed)",
+    "tuning/Undo…": "undoes a helper change; none exists here (tests/gui/test_changes_view.py)",
+    "tuning/Refresh": "re-reads the helper's journal (tests/gui/test_changes_view.py)",
+}
+
+
+def check_buttons_classified(window) -> list[str]:
+    keys = sorted({f"{tab_of(window, b)}/{b.text()}" for b in window.findChildren(QtWidgets.QPushButton)})
+    for key in keys:
+        if key not in BUTTONS_DRIVEN and key not in BUTTONS_ELSEWHERE:
+            failures.append(f"button {key} is neither driven here nor listed in BUTTONS_ELSEWHERE")
+    return keys
+
+
 def modules() -> dict:
     """Where each dependency was imported from, and its version (the app imported most of them already)."""
     dists = {"platformdirs": "platformdirs", "zstandard": "zstandard", "psutil": "psutil", "yaml": "PyYAML",
@@ -660,6 +834,10 @@ def main() -> int:
     report["windows"].append(f"demo {window.shown_demo()}")
     report["demo_diagnosis"] = run_diagnosis(window, "second demo")["findings"]
     check("second demo diagnosis", bool(report["demo_diagnosis"]), f"findings {report['demo_diagnosis']}")
+    drive_diagnosis_buttons(window, "second demo")
+    drive_graph_buttons(window)
+    drive_profile_buttons(window)
+    check_buttons_classified(window)
 
     # 3. the bundle captured above, opened from the banner: a frozen snapshot; every entry again
     window = switch_by_banner(window, controller, "Open snapshot…", str(demo_bundle), "snapshot")
@@ -683,7 +861,7 @@ def main() -> int:
     sweep(window, controller, "root folder window")
     window = controller.session.window
 
-    pushbuttons = sorted({f"{tab_of(window, b)}/{b.text()}" for b in window.findChildren(QtWidgets.QPushButton)})
+    pushbuttons = check_buttons_classified(window)
     drive_entry(window, Entry("window shortcut " + QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Quit)
                               .toString(), "Quit"), controller)
     controller.session.close()

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from rocmdesk.exporter.metrics import SamplingState
 from rocmdesk.exporter.service import render
+from rocmdesk.fixes.tuning_state import read_tuning_state
 from rocmdesk.host import HostRoot
 from rocmdesk.telemetry.backends.sysfs import SysfsBackend
 from tests.support import scenarios
@@ -288,6 +289,8 @@ def run_commands(root: Path, *, sample: bool = True, diagnosis: bool = True,
         sample_cmd.format_table(snapshot)  # what `rocmdesk sample` prints without --json
         for gpu in snapshot.gpus:
             result.sources[gpu.info.pci] = dict(gpu.source)
+        for gpu in snapshot.gpus:  # what the Tuning tab and `rocmdesk fix` read of each GPU's controls
+            read_tuning_state(host_root, gpu.info.pci)
         # what `rocmdesk exporter --root R` serves for this sample (the diagnosis has its own step)
         state = SamplingState(snapshot=snapshot, seen={g.info.pci: g.info for g in snapshot.gpus}, samples=1)
         for line in render(state, None).decode().split("\n"):  # the text format's only line break

@@ -5,6 +5,7 @@ from rocmdesk.diagnosis.checks import (  # noqa: F401
     display,
     dkms,
     driver,
+    driver_health,
     environment,
     gpu_programs,
     gpu_support,

@@ -167,3 +167,26 @@ def test_an_unreadable_second_rail_label_is_its_rails_reason(tmp_path):
     assert "gfx" in sample.voltage_mv_by_rail and "nb" not in sample.voltage_mv_by_rail
     assert sample.voltage_mv is not None  # vddgfx still found
     assert sample.unavailable["voltage_mv_by_rail"] == "rails not named: in1_label: empty file"
+
+
+@pytest.mark.parametrize("text", ["9" * 5000, str(1 << 70), "1" * 21])
+def test_a_huge_power_cap_is_no_tuning_range_not_a_crash(tmp_path, text):
+    """Found by the window fuzz: the Tuning tab could not be built (int() past 4300 digits in tuning_state)."""
+    from rocmdesk.fixes.tuning_state import read_tuning_state
+
+    build_root(tmp_path / "root", [GpuSpec("rx6600", pci="0000:03:00.0", card=0)])
+    hwmon = next((tmp_path / "root/sys/bus/pci/devices/0000:03:00.0/hwmon").iterdir())
+    (hwmon / "power1_cap").write_text(text + "\n")
+    state = read_tuning_state(HostRoot(tmp_path / "root"), "0000:03:00.0")
+    assert state.power_cap is None and "does not report a power cap range" in " ".join(state.notes)
+
+
+def test_tool_output_numbers_past_64_bits_are_no_readings():
+    """rocm-smi/amd-smi output replayed from a root's commands.json is as hostile as its sysfs: a JSON integer of
+    400 digits made float() raise OverflowError, a 5000-digit hex id an int no JSON could print."""
+    from rocmdesk.telemetry import smi_parsers
+
+    assert smi_parsers._number(10 ** 400) is None and smi_parsers._number(12) == 12.0
+    assert smi_parsers._hex_or_none("0x" + "f" * 5000) is None and smi_parsers._hex_or_none("0x744c") == 0x744C
+    assert smi_parsers._hex_or_none("9" * 5000) is None and smi_parsers._hex_or_none("29772") == 29772
+    assert smi_parsers._hex_or_none("0xzz") is None and smi_parsers._hex_or_none(" ١٢ ") is None
