@@ -30,6 +30,14 @@ a real machine. They are labelled as demo data everywhere they show (Snapshot.de
   implements get_cu_occupancy, the gfx9 family), so ComfyUI's Compute is N/A with that reason.
   SDMA time follows the bytes copied at ~28 GB/s (weights in, checkpoint out, input batches).
   The desktop processes (gnome-shell, Xwayland, Firefox) are DRM fdinfo clients with gfx GPU %.
+* One machine: each recording is the telemetry of the demo machine of the same name
+  (tools/make_demo_machines.py, resources/demo/NAME.machine.tar.gz), which the Diagnosis, Tuning and
+  Report tabs read. So the GPUs (PCI address, card, render node, KFD node, ids, VBIOS), the kernel and
+  ROCm versions, the power caps and temperature limits are that machine's sysfs values, and each
+  process has the PID, name and command line its /proc holds, with the user name as the machine's
+  bundle shows it: the capture redacts the account (uid 1000 becomes ``user1``, its home
+  ``/home/user1``), so the recording uses the same placeholder. tests/unit/report/test_demo_consistency.py
+  compares every recording with its machine.
 * Each recording is simulated for two loops and only the second is kept, so the temperatures at
   the end flow into those at the start: the demo loops without a visible seam.
 
@@ -111,6 +119,14 @@ MI300X_PCI = ("0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
               "0000:85:00.0", "0000:a6:00.0", "0000:c6:00.0", "0000:e5:00.0")
 MI300X_HBM = 206158430208  # 192 GiB
 MI300X_CAP = 750.0
+# What the demo machine reports (tools/make_demo_machines.py builds its sysfs from tests/support/instinct.py's
+# MI300X dump; its /opt/rocm/.info/version and kernel are tests/support/scenarios.py's)
+MI300X_SUBSYSTEM = "1002:0c34"
+MI300X_VBIOS = "113-M3000100-102"
+MI300X_GTT = 512 * GIB  # mem_info_gtt_total of the machine: half of its 1 TiB of RAM
+KERNEL = "6.8.0-51-generic"
+ROCM_VERSION = "6.2.4-139"
+DEMO_USER = "user1"  # the machine's uid 1000 as its bundle names it (the capture redacts user names)
 MI300X_CUS = 304  # simd_count 1216 / simd_per_cu 4 in its KFD node properties
 # Share of the CUs' wave slots a rank fills while its kernels run, by phase (see the docstring).
 MI300X_WAVE_FILL = {"load": (0.04, 0.15), "warmup": (0.35, 0.6), "train": (0.42, 0.62),
@@ -175,18 +191,19 @@ def mi300x_infos() -> list[GpuInfo]:
     infos = []
     for i, pci in enumerate(MI300X_PCI):
         infos.append(GpuInfo(
-            card=f"card{i + 1}",  # card0 is the BMC's display controller on such servers
+            card=f"card{i}",
             pci=pci,
             name="AMD Instinct MI300X",
             device_id=0x74A1,
             revision_id=0x00,
-            subsystem="1002:74a1",
+            subsystem=MI300X_SUBSYSTEM,
             gfx_target="gfx942",
             kind=GpuKind.INSTINCT,
             driver="amdgpu",
             vram_total_bytes=MI300X_HBM,
-            driver_version="6.8.0-60-generic",
-            rocm_version="6.4.1",
+            vbios=MI300X_VBIOS,
+            driver_version=KERNEL,
+            rocm_version=ROCM_VERSION,
             kfd_node=i + 2,  # two CPU sockets come first in the KFD topology
             render_node=f"renderD{128 + i}",
             unique_id=f"0x{rng.getrandbits(64):016x}",
@@ -199,11 +216,11 @@ def mi300x_static() -> dict:
         "temperature_crit_c": dict(MI300X_CRIT_C),
         "temperature_emergency_c": dict(MI300X_EMERGENCY_C),
         "power_cap_w": MI300X_CAP,
-        "power_cap_min_w": None,
+        "power_cap_min_w": 0.0,  # power1_cap_min of the machine
         "power_cap_max_w": MI300X_CAP,
         "power_cap_default_w": MI300X_CAP,
         "vram_total_bytes": MI300X_HBM,
-        "gtt_total_bytes": 1024 * GIB,  # half of the node's 2 TiB of RAM
+        "gtt_total_bytes": MI300X_GTT,
         "fan_rpm": None,
         "fan_percent": None,
         "voltage_mv": None,
@@ -214,7 +231,6 @@ def mi300x_static() -> dict:
             "temperature_c.edge": "this GPU has no edge sensor",
             "fan_rpm": "no fan on this GPU (passively cooled)",
             "fan_percent": "no fan on this GPU (passively cooled)",
-            "power_cap_min_w": NOT_RECORDED,
             "voltage_mv": NOT_RECORDED,
             "power_profile": NOT_RECORDED,
         },
@@ -243,7 +259,7 @@ def simulate_mi300x(seed: int = 20251130) -> Recording:
     step_phase = 0.0
     frames: list[Frame] = []
     process_info = {
-        51200 + k: kfd_process({"pci": MI300X_PCI[k], "name": "pt_main_thread", "user": "demo",
+        51200 + k: kfd_process({"pci": MI300X_PCI[k], "name": "pt_main_thread", "user": DEMO_USER,
                                 "cmdline": "/opt/venv/bin/python3 -u train.py --config configs/llama-70b-fsdp.yaml"})
         for k in range(8)
     }
@@ -363,9 +379,10 @@ def simulate_mi300x(seed: int = 20251130) -> Recording:
 # -- RX 7900 XTX workstation running ComfyUI -------------------------------------------------
 
 XTX_VRAM = 25753026560
-XTX_CAP = 303.0
+XTX_CAP = 290.0  # power1_cap (and power1_cap_default) of the LACT rx7900xtx dump the demo machine holds
 XTX_FAN_MAX = 3200  # fan1_max of the LACT rx7900xtx dump
 COMFY_PID = 48213
+COMFY_CMDLINE = f"/home/{DEMO_USER}/ComfyUI/venv/bin/python3 main.py --listen 127.0.0.1 --port 8188"
 
 
 def comfy_timeline() -> list[tuple[float, float, str]]:
@@ -393,10 +410,10 @@ def activity_at(events: list[tuple[float, float, str]], t: float) -> tuple[str, 
 
 def xtx_info() -> GpuInfo:
     return GpuInfo(
-        card="card1", pci="0000:03:00.0", name="AMD Radeon RX 7900 XTX", device_id=0x744C,
+        card="card0", pci="0000:03:00.0", name="AMD Radeon RX 7900 XTX", device_id=0x744C,
         revision_id=0xC8, subsystem="1da2:e471", gfx_target="gfx1100", kind=GpuKind.DISCRETE,
         driver="amdgpu", vram_total_bytes=XTX_VRAM, vbios="113-D70401XT-N11",
-        driver_version="6.8.0-60-generic", rocm_version="6.4.1", kfd_node=1, render_node="renderD128",
+        driver_version=KERNEL, rocm_version=ROCM_VERSION, kfd_node=1, render_node="renderD128",
         unique_id=None,
     )
 
@@ -432,14 +449,14 @@ def simulate_xtx(seed: int = 20251201) -> Recording:
     frames: list[Frame] = []
     info = xtx_info()
     process_info = {
-        COMFY_PID: kfd_process({"pci": info.pci, "name": "python3", "user": "demo",
-                                "cmdline": "/home/demo/ComfyUI/venv/bin/python3 main.py --listen 127.0.0.1 "
-                                           "--port 8188"}, cu_supported=False),
-        2011: drm_process({"pci": info.pci, "name": "gnome-shell", "user": "demo", "cmdline": "/usr/bin/gnome-shell"}),
-        2290: drm_process({"pci": info.pci, "name": "Xwayland", "user": "demo",
-                           "cmdline": "/usr/bin/Xwayland :0 -rootless -noreset -accessx -core "
-                                      "-auth /run/user/1000/.mutter-Xwaylandauth"}),
-        3120: drm_process({"pci": info.pci, "name": "firefox", "user": "demo",
+        COMFY_PID: kfd_process({"pci": info.pci, "name": "python3", "user": DEMO_USER, "cmdline": COMFY_CMDLINE},
+                               cu_supported=False),
+        2011: drm_process({"pci": info.pci, "name": "gnome-shell", "user": DEMO_USER,
+                           "cmdline": "/usr/bin/gnome-shell"}),
+        2290: drm_process({"pci": info.pci, "name": "Xwayland", "user": DEMO_USER,
+                           # the X authority file's path is a secret the capture removes (report/scrub.py)
+                           "cmdline": "/usr/bin/Xwayland :0 -rootless -noreset -accessx -core -auth <redacted>"}),
+        3120: drm_process({"pci": info.pci, "name": "firefox", "user": DEMO_USER,
                            "cmdline": "/usr/lib/firefox/firefox http://127.0.0.1:8188/"}),
     }
     comfy_sdma_s = 0.0

@@ -32,12 +32,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import os  # noqa: E402
 import shutil  # noqa: E402
 
 from rocmdesk.host import HostRoot, RecordedRunner  # noqa: E402
 from rocmdesk.report.bundle import prepare_bundle  # noqa: E402
 from tests.support import scenarios as sc  # noqa: E402
 from tests.support.instinct import ROCM_SMI_KFD_PROPS, write_dump  # noqa: E402
+from tests.support.procs import fake_process  # noqa: E402
 from tests.support.python_envs import add_gpu_process, install_torch, make_venv, site_of  # noqa: E402
 from tests.support.sysfs_tree import GpuSpec, build_root  # noqa: E402
 
@@ -45,16 +47,57 @@ SUFFIX = ".machine.tar.gz"
 CREATED = 1764625320.0  # 2025-12-01 21:42 UTC: a fixed capture time, so rebuilding gives the same bundle
 
 
+# The processes of the rx7900xtx-comfyui recording (tools/make_demo.py), as this machine's /proc holds them:
+# the same PIDs, names and command lines, run by the desktop user (uid 1000, "user1" once the capture redacts
+# it), so the Processes tab (the recording) and the Diagnosis tab (this bundle) name the same processes.
+COMFY_PID = 48213
+COMFY_ARGV = [f"{sc.COMFYUI}/venv/bin/python3", "main.py", "--listen", "127.0.0.1", "--port", "8188"]
+DESKTOP_PROCESSES = (  # (pid, comm, argv): DRM clients holding the render node (logind's ACL lets them)
+    (2011, "gnome-shell", ["/usr/bin/gnome-shell"]),
+    (2290, "Xwayland", ["/usr/bin/Xwayland", ":0", "-rootless", "-noreset", "-accessx", "-core",
+                        "-auth", "/run/user/1000/.mutter-Xwaylandauth"]),
+    (3120, "firefox", ["/usr/lib/firefox/firefox", "http://127.0.0.1:8188/"]),
+)
+# RX 7900 XTX identity files LACT's dump lacks (it saved the hwmon and pp_* files): revision C8 is what
+# tells an XTX from an XT on device 744C (libdrm data/amdgpu.ids), and 24 GiB as rocm-smi reports it
+XTX_REVISION = "0xc8"
+XTX_VRAM_TOTAL = 25753026560
+XTX_GTT_TOTAL = 32 << 30
+
+
+def process_status(comm: str, pid: int, uid: int, gid: int) -> str:
+    """/proc/PID/status as the kernel writes its first lines: the real, effective, saved and fs ids."""
+    return (f"Name:\t{comm}\nUmask:\t0002\nState:\tS (sleeping)\nTgid:\t{pid}\nPid:\t{pid}\nPPid:\t1\n"
+            f"Uid:\t{uid}\t{uid}\t{uid}\t{uid}\nGid:\t{gid}\t{gid}\t{gid}\t{gid}\n")
+
+
 def rx7900xtx_comfyui(root: Path) -> Path:
     sc.clean_workstation(root)
     comfy = root / "home" / sc.USER / "ComfyUI"
+    device = (root / "sys" / "bus" / "pci" / "devices" / sc.GPU_PCI).resolve()
+    (device / "revision").write_text(XTX_REVISION + "\n")
+    (device / "mem_info_vram_total").write_text(f"{XTX_VRAM_TOTAL}\n")
+    (device / "mem_info_gtt_total").write_text(f"{XTX_GTT_TOTAL}\n")
     # a custom node pinning torch to a CUDA wheel: ComfyUI-Manager's pip install replaced the ROCm build
     sc.write(root, f"{sc.COMFYUI}/custom_nodes/ComfyUI-SUPIR/requirements.txt",
              "torch==2.5.1+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\nopen-clip-torch>=2.24.0\n"
              "omegaconf\nsafetensors\n")
     sc.write(root, f"{sc.COMFYUI}/custom_nodes/ComfyUI-SUPIR/__init__.py", "NODE_CLASS_MAPPINGS = {}\n")
     install_torch(site_of(comfy / "venv"), "cuda")
-    sc.comfyui_process(root)
+    # ComfyUI as the recording shows it: started from its folder with the venv's python3 (a symlink to the
+    # base interpreter, which /proc/PID/exe names), holding /dev/kfd
+    venv = f"{sc.COMFYUI}/venv"
+    python3 = root / venv.lstrip("/") / "bin" / "python3"
+    if not python3.is_symlink():
+        python3.symlink_to("python")
+    fake_process(root, COMFY_PID, comm="python3", argv=COMFY_ARGV, env={**sc.SESSION_ENV, "VIRTUAL_ENV": venv},
+                 exe="/usr/bin/python3.11", fds={0: "/dev/null", 5: "/dev/kfd"})
+    sc.write(root, f"/proc/{COMFY_PID}/status", process_status("python3", COMFY_PID, sc.UID, sc.UID))
+    for pid, comm, argv in DESKTOP_PROCESSES:
+        fake_process(root, pid, comm=comm, argv=argv, fds={0: "/dev/null", 9: "/dev/dri/renderD128"})
+        sc.write(root, f"/proc/{pid}/status", process_status(comm, pid, sc.UID, sc.UID))
+    # ollama's server is idle (no model loaded): it holds no GPU device, so it is no GPU process
+    shutil.rmtree(root / "proc" / "2345")
     sc.remove_user_from_group(root, "render")
     sc.install_dkms_amdgpu(root)
     return root
@@ -65,6 +108,11 @@ def rx7900xtx_comfyui(root: Path) -> Path:
 MI300X_PCI = ("0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
               "0000:85:00.0", "0000:a6:00.0", "0000:c6:00.0", "0000:e5:00.0")
 TRAIN_PID = 51200
+TRAIN_ARGV = ["/opt/venv/bin/python3", "-u", "train.py", "--config", "configs/llama-70b-fsdp.yaml"]
+# The MI300X temperature limits of the recording (tools/make_demo.py MI300X_CRIT_C / MI300X_EMERGENCY_C, from
+# AMD's amd-smi usage guide: slowdown = temp*_crit, shutdown = temp*_emergency), written over the generic
+# tests/support/instinct.py values so the machine's hwmon and the recording agree: temp2 junction, temp3 mem
+MI300X_HWMON_LIMITS_C = {"temp2_crit": 100, "temp3_crit": 95, "temp2_emergency": 110, "temp3_emergency": 105}
 VLLM_UNIT = """\
 [Unit]
 Description=vLLM OpenAI-compatible server
@@ -96,6 +144,9 @@ def mi300x_node(root: Path) -> Path:
         shutil.rmtree(dumps, ignore_errors=True)
     for pci in MI300X_PCI:  # PCIe 5.0 x16, as the recording's links run
         device = (root / "sys" / "bus" / "pci" / "devices" / pci).resolve()
+        for hwmon in (device / "hwmon").glob("hwmon*"):
+            for name, celsius in MI300X_HWMON_LIMITS_C.items():
+                (hwmon / name).write_text(f"{celsius * 1000}\n")
         for name, value in (("current_link_speed", "32.0 GT/s PCIe"), ("max_link_speed", "32.0 GT/s PCIe"),
                             ("current_link_width", "16"), ("max_link_width", "16")):
             (device / name).write_text(value + "\n")
@@ -114,11 +165,15 @@ def mi300x_node(root: Path) -> Path:
     for name in ("gc_9_4_3_mec.bin", "gc_9_4_3_rlc.bin", "psp_13_0_6_sos.bin", "psp_13_0_6_ta.bin",
                  "smu_13_0_6.bin", "sdma_4_4_2.bin", "vcn_4_0_3.bin"):  # linux-firmware's MI300 files
         sc.write(root, f"/usr/lib/firmware/amdgpu/{name}.zst", b"\x28\xb5\x2f\xfd" + name.encode())
-    # the training job of the recording: /opt/venv with a ROCm torch, one rank per GPU (rank 0 shown)
+    # the training job of the recording: /opt/venv with a ROCm torch, one rank per GPU (PID 51200 + k on GPU k,
+    # holding /dev/kfd and that GPU's render node), run by the node's user (uid 1000, "user1" in the bundle)
     make_venv(root, "opt/venv", "rocm")
-    add_gpu_process(root, TRAIN_PID, "/usr/bin/python3.11",
-                    ["/opt/venv/bin/python3", "-u", "train.py", "--config", "configs/llama-70b-fsdp.yaml"])
-    sc.write(root, f"/proc/{TRAIN_PID}/comm", "pt_main_thread\n")
+    for k in range(len(MI300X_PCI)):
+        pid = TRAIN_PID + k
+        add_gpu_process(root, pid, "/usr/bin/python3.11", TRAIN_ARGV)
+        os.symlink(f"/dev/dri/renderD{128 + k}", root / "proc" / str(pid) / "fd" / "6")
+        sc.write(root, f"/proc/{pid}/comm", "pt_main_thread\n")
+        sc.write(root, f"/proc/{pid}/status", process_status("pt_main_thread", pid, sc.UID, sc.UID))
     # fault 1: an RDNA3 override from a Radeon tutorial, left in the node-wide environment
     sc.append(root, "/etc/environment", 'HSA_OVERRIDE_GFX_VERSION="11.0.0"\n')
     # fault 2: the vLLM service numbers the GPUs from 1, so index 8 is out of range and it sees none
@@ -132,9 +187,22 @@ MACHINES = {"rx7900xtx-comfyui": rx7900xtx_comfyui, "mi300x-node": mi300x_node}
 PYTHON_ENVS = {"mi300x-node": ("/opt/venv",)}
 
 
+def settle_mtimes(root: Path, newest: float) -> None:
+    """Move every file's time by one offset so the newest is ``newest``: the tree is written at build time,
+    but its files must predate the capture (CREATED), or the Diagnosis tab would show an initramfs
+    "modified" a year after the recording it is shown with. One offset for all keeps their order, which
+    the checks read (a DKMS module newer than the initramfs that should hold it)."""
+    paths = [Path(d) / n for d, dirs, files in os.walk(root) for n in (*dirs, *files)]
+    latest = max(p.lstat().st_mtime for p in paths)
+    for path in paths:
+        st = path.lstat()
+        os.utime(path, (st.st_atime + newest - latest, st.st_mtime + newest - latest), follow_symlinks=False)
+
+
 def build(name: str, out_dir: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix=f"rocmdesk-demo-{name}-") as tmp:
         root = MACHINES[name](Path(tmp) / "root")
+        settle_mtimes(root, CREATED - 600)
         plan = prepare_bundle(HostRoot(str(root)), runner=RecordedRunner(), now=CREATED,
                               python_envs=PYTHON_ENVS.get(name, ()))
         out = out_dir / (name + SUFFIX)

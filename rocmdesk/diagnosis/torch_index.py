@@ -48,6 +48,7 @@ import re
 from packaging.utils import canonicalize_name
 
 from rocmdesk.diagnosis import rocm_support
+from rocmdesk.diagnosis.kernel_driver import DriverLimit
 
 BASE_URL = "https://download.pytorch.org/whl/"
 
@@ -131,6 +132,29 @@ class NoSuitableIndex(ValueError):
                          f"and {', '.join(self.new)} (from {floor}); use one Python environment per GPU")
 
 
+class DriverTooOld(ValueError):
+    """The running amdgpu-dkms is too old for every index that would serve: what rocmdesk installs would run ROCm user
+    space newer than AMD supports on that driver (rocmdesk.diagnosis.kernel_driver). ``need`` is the oldest index the
+    GPUs (or the fix) need, None when the driver is older than every index rocmdesk installs from."""
+
+    def __init__(self, limit: DriverLimit, need: str | None, what) -> None:
+        self.limit, self.need, self.what = limit, need, tuple(what)
+        newest = f"ROCm {limit.newest_text}" if limit.newest_text else "no release rocmdesk installs wheels for"
+        verb = "needs" if len(self.what) == 1 else "need"
+        wanted = f"; {', '.join(self.what)} {verb} {need} or newer" if need else ""
+        super().__init__(f"the kernel driver amdgpu-dkms {limit.version} (ROCm {limit.rocm_text}) supports user space "
+                         f"up to {newest}{wanted}")
+
+
+def driver_cap(limit: DriverLimit | None) -> str | None:
+    """Newest index whose ROCm release the driver supports; None without a limit or when no index fits (see
+    DriverTooOld)."""
+    if limit is None or limit.newest is None:
+        return None
+    fitting = [i for i in KNOWN_INDEXES if _key(i)[:2] <= limit.newest]
+    return fitting[-1] if fitting else None
+
+
 def _key(index: str) -> tuple[int, ...]:
     return tuple(int(x) for x in index[len("rocm"):].split("."))
 
@@ -164,14 +188,17 @@ def _previous_index(previous_rocm: str | None) -> tuple[str | None, str | None]:
 
 
 def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, ...] = (),
-                 minimum: tuple[str, str] | None = None, python: tuple[int, int] | None = None) -> tuple[str, str]:
+                 minimum: tuple[str, str] | None = None, python: tuple[int, int] | None = None,
+                 driver: DriverLimit | None = None) -> tuple[str, str]:
     """(index name, why): keep the ROCm release the env had when that index exists and carries the GPUs'
     targets; otherwise the default index, raised to the GPUs' floor or lowered to their ceiling.
 
     ``minimum`` is (oldest index, what only it and newer ones have), e.g. a torch release with a fix: the choice
     is raised to it, never above the GPUs' ceiling. Raises NoSuitableIndex when the GPUs (or the GPUs and
     ``minimum``) need ranges that do not overlap. ``python`` is the environment's CPython: an index without a torch
-    wheel for it is never chosen (pip would fail), and NoWheelForPython says so when no allowed index has one."""
+    wheel for it is never chosen (pip would fail), and NoWheelForPython says so when no allowed index has one.
+    ``driver`` is the running amdgpu-dkms's limit: no index newer than the user space it supports is chosen, and
+    DriverTooOld says so when the GPUs (or ``minimum``) need a newer one."""
     index, why = _choose(previous_rocm, gfx_targets)
     if minimum is not None and _key(index) < _key(minimum[0]):
         need, what = minimum
@@ -179,13 +206,26 @@ def choose_index(previous_rocm: str | None, gfx_targets: list[str] | tuple[str, 
         if ceiling is not None and _key(need) > _key(ceiling):
             raise NoSuitableIndex(old, ceiling, [what], need)
         index, why = need, f"{index} has no {what}; {need} is the first index that does"
+    cap = driver_cap(driver)
+    if driver is not None and (driver.newest is None or cap is None):
+        raise DriverTooOld(driver, None, ())
+    if driver is not None and cap is not None and _key(index) > _key(cap):
+        floor, _ceiling, new, _old = _bounds(gfx_targets)
+        if floor is not None and _key(floor) > _key(cap):
+            raise DriverTooOld(driver, floor, new)
+        if minimum is not None and _key(minimum[0]) > _key(cap):
+            raise DriverTooOld(driver, minimum[0], [minimum[1]])
+        index, why = cap, (f"the kernel driver, amdgpu-dkms {driver.version} of ROCm {driver.rocm_text}, supports ROCm "
+                           f"user space up to {driver.newest_text} (AMD's user/kernel-space support matrix: +/- 2 "
+                           f"releases); {cap} is the newest index within that")
     if python_ok(index, python):
         return index, why
     assert python is not None
     floor, ceiling, _new, _old = _bounds(gfx_targets)
     low = max((k for k in (floor, minimum[0] if minimum else None) if k), key=_key, default=None)
     allowed = [i for i in KNOWN_INDEXES if (low is None or _key(i) >= _key(low))
-               and (ceiling is None or _key(i) <= _key(ceiling)) and python_ok(i, python)]
+               and (ceiling is None or _key(i) <= _key(ceiling)) and (cap is None or _key(i) <= _key(cap))
+               and python_ok(i, python)]
     if not allowed:
         raise NoWheelForPython(python, index, [i for i in KNOWN_INDEXES if python_ok(i, python)])
     # the allowed index nearest to the one chosen: the newest below it, else the oldest above it

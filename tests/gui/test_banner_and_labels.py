@@ -76,7 +76,7 @@ def test_same_gpu_label_in_overview_graphs_menu_and_processes(qtbot, open_window
     infos = session.feed.gpus
     assert len(infos) == 8
     labels = [gpu_label(i) for i in infos]
-    assert labels[0] == "card1 · MI300X"
+    assert labels[0] == "card0 · MI300X"  # the demo machine's first card (tools/make_demo_machines.py)
     overview = window.tab_widgets["overview"]
     qtbot.waitUntil(lambda: len(overview.cards) == 8, timeout=5000)
     assert sorted(c.title.full_text() for c in overview.cards.values()) == sorted(labels)

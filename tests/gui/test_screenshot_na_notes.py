@@ -150,7 +150,9 @@ def test_demo_overview_screenshot_lists_the_reasons_once_per_reason(open_window,
     window = session.window
     qtbot.waitUntil(lambda: session.feed.last_snapshot is not None, timeout=10000)
     window.show_tab("overview")
-    qtbot.waitUntil(lambda: len(find_na(window)) >= 8 * 5, timeout=10000)  # 8 MI300X, five N/A each
+    # 8 MI300X, four N/A each: edge sensor, fan, and voltage and profile (not recorded in this demo); the cap's
+    # minimum is the demo machine's power1_cap_min
+    qtbot.waitUntil(lambda: len(find_na(window)) >= 8 * 4, timeout=10000)
     pixmap = window.grab()
     shot = with_na_notes(window, pixmap)
     reasons = [n.reason for n in shot.notes]

@@ -136,7 +136,7 @@ def test_demo_backend_table_is_labelled(capsys):
     out = capsys.readouterr().out
     assert "DEMO DATA" in out and "backend: demo" in out
     assert out.count("AMD Instinct MI300X") == 8
-    assert "edge temperature on card1…card8 (8 GPUs): this GPU has no edge sensor" in out
+    assert "edge temperature on card0…card7 (8 GPUs): this GPU has no edge sensor" in out
 
 
 def test_demo_backend_json_and_recording_choice(capsys):

@@ -17,6 +17,7 @@ from rocmdesk.diagnosis.checks.permissions import status_line
 from rocmdesk.diagnosis.container import ContainerInfo, mounts_of, overflow_gid
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import DeviceNode, HostFacts
+from rocmdesk.diagnosis.kernel_driver import COMPAT_RELEASES, ROCM_RELEASES, dkms_rocm_release, parse_version
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.host import HostReadError, ReadFailure
 from rocmdesk.telemetry.proc_scan import link_target
@@ -268,31 +269,10 @@ def container_shm_small(ctx):
 
 # -- host driver older than the image's ROCm ------------------------------------------------------------
 
-# amdgpu-dkms releases and the ROCm release they ship with (repo.radeon.com/amdgpu/<rocm>/: the DKMS package
-# of ROCm 6.2.x is 6.8.5, ROCm/legacy-rocm-build#4043 pairs the 6.7.0 module with a ROCm 6.1 host, ollama#3304
-# shows "AMD Driver: 6.3.6" with ROCm 6.0). The version file exists only for amdgpu-dkms; an in-tree amdgpu has
-# none (ollama's "amdgpu version file missing: /sys/module/amdgpu/version").
-DKMS_ROCM: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (
-    ((6, 3), (6, 0)), ((6, 7), (6, 1)), ((6, 8), (6, 2)), ((6, 10), (6, 3)), ((6, 12), (6, 4)),
-)
-# "ROCm provides forward and backward compatibility between the AMD Kernel-mode GPU Driver (KMD) and its user
-# space software for +/- 2 releases" (ROCm user/kernel-space support matrix)
-COMPAT_RELEASES = 2
-_ROCM_RELEASES: tuple[tuple[int, int], ...] = ((5, 6), (5, 7), (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (7, 0), (7, 1))
-
-
-def _version(text: str | None, parts: int = 2) -> tuple[int, ...] | None:
-    match = re.match(r"^\s*(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?", text or "")
-    if not match:
-        return None
-    numbers = tuple(int(g) for g in match.groups() if g is not None)
-    return numbers[:parts] if len(numbers) >= parts else None
-
-
-def dkms_rocm_release(driver: str) -> tuple[int, int] | None:
-    """The ROCm release an amdgpu-dkms version came with; None when not in the table."""
-    version = _version(driver)
-    return next((rocm for dkms, rocm in DKMS_ROCM if version == dkms), None)
+# amdgpu-dkms releases, the ROCm release each ships with, and the +/- 2 releases window of the user/kernel-space
+# support matrix: rocmdesk.diagnosis.kernel_driver (sources there). The version file exists only for amdgpu-dkms.
+_version = parse_version
+_ROCM_RELEASES = ROCM_RELEASES
 
 
 @check("container-driver-too-old", AREA)

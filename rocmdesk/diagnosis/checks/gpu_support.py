@@ -46,6 +46,45 @@ def installed_rocm(facts: HostFacts) -> tuple[str | None, str | None, Evidence |
     return version, rocm_support.release_row_for(version), Evidence(f"ROCm {version}", path)
 
 
+def still_has_code(row: rocm_support.TargetRow, version: str | None) -> str | None:
+    """The newest PyTorch index with code for an unsupported target (``rocm6.3``) when the installed ROCm is no newer
+    than it (its libraries are the ones that wheel bundles) or none is installed; None otherwise."""
+    if row.torch_last is None or row.torch_first is None:
+        return None
+    if version is None:
+        return row.torch_last
+    have = rocm_support.release_key(version)
+    last = rocm_support.release_key(row.torch_last[len("rocm"):])
+    return row.torch_last if have is not None and last is not None and have[:2] <= last[:2] else None
+
+
+# AMD's TheRock nightly index for gfx900, named by an AMD engineer as the workaround for the rocm7.2 wheels' missing
+# gfx900 kernels (pytorch/pytorch#179865, naromero77amd; ROCm/TheRock PR #4502); a staging index, not a release
+THEROCK_STAGING = {"gfx900": "https://rocm.nightlies.amd.com/v2-staging/gfx900/"}
+
+
+def _still_runs(gpu: GpuFact, row: rocm_support.TargetRow, last: str, version: str | None,
+                when: str) -> tuple[str, str, tuple[str, ...]]:
+    target = row.target
+    last_release = last[len("rocm"):]
+    installed = (f"The installed ROCm {version} still has {target} code in its libraries, unofficially"
+                 if version else "No ROCm is installed, so nothing on this machine is broken by it")
+    title = f"{target} is off ROCm's support list; PyTorch's {last} wheels still run it"
+    details = (f"GPU {describe(gpu)} is {when}. {installed}. PyTorch's ROCm wheels up to {last} bundle ROCm "
+               f"{last_release} libraries with {target} kernels and need no ROCm installed; newer wheels and ROCm "
+               f"releases lack them (rocBLAS aborts with \"Cannot read ... TensileLibrary.dat ... for GPU arch : "
+               f"{target}\"). What works: {row.what_works}.")
+    steps = [f"For PyTorch no ROCm install is needed: in a virtual environment run `python -m pip install torch "
+             f"torchvision --index-url https://download.pytorch.org/whl/{last}` (its wheels bring their own ROCm "
+             f"{last_release}).",
+             f"Do not install or upgrade to a ROCm release newer than {last_release}, nor torch from a newer index, "
+             "for this GPU: their libraries have no code for it."]
+    if target in THEROCK_STAGING:
+        steps.append(f"For a newer torch: AMD's TheRock nightly wheels for {target} (`--index-url "
+                     f"{THEROCK_STAGING[target]}`, a staging index: expect breakage).")
+    return title, details, tuple(steps)
+
+
 @check("gpu-not-supported-by-rocm", AREA)
 def gpu_not_supported_by_rocm(ctx):
     if ctx.is_wsl:
@@ -105,6 +144,13 @@ def gpu_not_supported_by_rocm(ctx):
             title = f"ROCm does not support {target}"
             details = f"GPU {describe(gpu)} is {when}. What works: {row.what_works}."
             steps = (f"What works on this GPU: {row.what_works}.",)
+            last = still_has_code(row, version)
+            if last is not None:
+                # off the support list, but nothing installed lacks its code: PyTorch's wheels up to ``last`` bundle
+                # ROCm libraries built for it and run on it (torch 2.7.0+rocm6.3 on gfx900: daimonionnn/amd-vega-rocm-
+                # vulkan-llm-toolkit#1), while newer ones abort (pytorch/pytorch#179865): advice, not a fault
+                severity = Severity.INFO
+                title, details, steps = _still_runs(gpu, row, last, version, when)
         others = [g for g in supported if g is not gpu]
         if others and status in ("dropped", "never", "unknown"):
             value = visible_devices_value(facts, others)

@@ -19,9 +19,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
+from rocmdesk.diagnosis.kernel_driver import VERSION_FILE, DriverLimit, driver_limit
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.diagnosis.python_envs import ComfyInstall, Discovery, Line, PythonEnv, machine_gpus
 from rocmdesk.diagnosis.torch_index import (
+    DriverTooOld,
     NoSuitableIndex,
     NoWheelForPython,
     choose_index,
@@ -158,6 +160,36 @@ def _user_fix_action(env: PythonEnv, action: tuple[str, ...]) -> tuple[str, ...]
 # -- torch-wheel-mismatch ----------------------------------------------------------------------------
 
 
+def host_driver_limit(ctx) -> DriverLimit | None:
+    """The running amdgpu-dkms's user-space limit (rocmdesk.diagnosis.kernel_driver); None for the kernel's own amdgpu
+    (no version file) or a driver newer than the table."""
+    facts = getattr(ctx, "facts", None)
+    if facts is not None:
+        text = facts.read(VERSION_FILE)
+    else:
+        try:
+            text = ctx.root.read_text(VERSION_FILE, 4096)
+        except HostReadError:
+            text = None
+    return driver_limit(text)
+
+
+def driver_evidence(limit: DriverLimit) -> Evidence:
+    newest = f"user space up to ROCm {limit.newest_text}" if limit.newest_text else "no current ROCm user space"
+    return Evidence(f"amdgpu-dkms {limit.version} is loaded (ROCm {limit.rocm_text}; AMD supports {newest} on it)",
+                    VERSION_FILE)
+
+
+def update_driver_step(limit: DriverLimit, need: str | None) -> str:
+    """Update the kernel driver before a newer wheel (as container-driver-too-old says it for images). amdgpu-install's
+    use case "dkms (to only install the kernel mode driver)" (ROCm install docs, amdgpu-installer pages)."""
+    release = f"ROCm {need[len('rocm'):]} or newer" if need else "a current ROCm release"
+    return (f"Update the kernel driver first: amdgpu-dkms {limit.version} (ROCm {limit.rocm_text}) is too old for the "
+            f"wheel this environment needs. Install the amdgpu-install package of {release} from repo.radeon.com and "
+            "update amdgpu-dkms with it (`sudo amdgpu-install --usecase=dkms`), then reboot; or, when the "
+            "distribution kernel is new enough for this GPU, remove amdgpu-dkms to use the kernel's own amdgpu.")
+
+
 @check("torch-wheel-mismatch", AREA)
 def torch_wheel_mismatch(ctx):
     gpus = machine_gpus(ctx.root, getattr(ctx, "facts", None))
@@ -186,9 +218,32 @@ def torch_wheel_mismatch(ctx):
                    f"machine it cannot use the GPU; expect {symptom}{'' if symptom.endswith('.`') else '.'} ")
         title = f"PyTorch is {kind}, not a ROCm build"
         python = env_python(env)
+        limit = host_driver_limit(ctx)
+        evidence = _torch_evidence(env) + ([driver_evidence(limit)] if limit is not None else [])
         steps: tuple[str, ...]
         try:
-            index, why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python)
+            index, why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python, driver=limit)
+        except DriverTooOld as old_driver:
+            # every index that would serve brings ROCm user space newer than AMD supports on this driver: a one-click
+            # reinstall would put a wheel on it that may not see the GPU at all; the driver goes first
+            details += (f"The kernel driver is amdgpu-dkms {old_driver.limit.version} of ROCm "
+                        f"{old_driver.limit.rocm_text}: {old_driver}. PyTorch's ROCm wheels bring their own ROCm "
+                        "user space but use this driver, so rocmdesk offers no one-click reinstall: update the "
+                        "driver first.")
+            after: str | None
+            try:
+                after, _why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python)
+            except (NoWheelForPython, NoSuitableIndex):
+                after = old_driver.need
+            steps = tuple(filter(None, (
+                update_driver_step(old_driver.limit, old_driver.need),
+                no_interpreter_step(env),
+                f"Then reinstall torch: `{reinstall_command(env, after)}`." if after else None,
+                "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "
+                "build.")))
+            outcomes.append(Failed(evidence=evidence, subject=_subject(env), details=details, title=title,
+                                   fix=Fix("pip-reinstall-rocm-torch", False, steps, None)))
+            continue
         except NoWheelForPython as no_wheel:
             # an index without a wheel for this Python makes pip fail ("No matching distribution found"): no one-click
             # reinstall into this environment, a new one with a Python the index has wheels for
@@ -204,7 +259,7 @@ def torch_wheel_mismatch(ctx):
                      "install the program's other requirements into it.",
                      "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "
                      "build.")
-            outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details,
+            outcomes.append(Failed(evidence=evidence, subject=_subject(env), details=details,
                                    title=title, fix=Fix("pip-reinstall-rocm-torch", False, steps, None)))
             continue
         except NoSuitableIndex as conflict:
@@ -219,10 +274,14 @@ def torch_wheel_mismatch(ctx):
                          f"install torch there with --index-url: from {index_url(conflict.ceiling)} for "
                          f"{', '.join(conflict.old)}, from {index_url(conflict.floor)} for {', '.join(conflict.new)}.",
                          steps[-2])
-            outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details,
+            outcomes.append(Failed(evidence=evidence, subject=_subject(env), details=details,
                                    title=title, fix=Fix("pip-reinstall-rocm-torch", False, steps, None)))
             continue
         details += f"Reinstall from PyTorch's ROCm index ({index}: {why})."
+        host_rocm = getattr(getattr(ctx, "facts", None), "rocm_version", None)
+        if limit is None and host_rocm and not index.startswith(f"rocm{'.'.join(host_rocm.split('.')[:2])}"):
+            details += (f" The wheel brings its own ROCm user space, so the ROCm {host_rocm[:20]} installed under /opt "
+                        "is not used by it and need not match.")
         note = _companion_note(env, index)
         if note:
             details += f" {note}."
@@ -241,7 +300,7 @@ def torch_wheel_mismatch(ctx):
         fix = Fix("pip-reinstall-rocm-torch", False, steps,
                   _user_fix_action(env, ("pip-reinstall-rocm-torch", env.path, index_url(index))))
         # the subject names the environment; the title does not repeat it (renderers show both)
-        outcomes.append(Failed(evidence=_torch_evidence(env), subject=_subject(env), details=details, title=title,
+        outcomes.append(Failed(evidence=evidence, subject=_subject(env), details=details, title=title,
                                fix=fix))
     return outcomes
 

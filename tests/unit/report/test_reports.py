@@ -68,7 +68,7 @@ def test_hostile_gpu_names_are_escaped_in_the_report_graphs(demo):
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     for chart in re.findall(r"<svg .*?</svg>", html, flags=re.S):
         labels = [g.get("data-label") for g in ET.fromstring(chart).findall("g[@class='series']")]
-        assert labels[0] == 'card1 · <script>alert(1)</script> "XT"'
+        assert labels[0] == f'{hostile.card} · <script>alert(1)</script> "XT"'
 
 
 def test_markdown_is_valid_and_folds_long_parts():

@@ -174,7 +174,7 @@ def test_xtx_workstation(xtx):
     power = series(xtx, 0, "power_w")
     assert fan[0] == 0 and max(fan) > 1000  # zero-RPM at idle, spins under load
     assert vram[0] < 2 << 30 and max(vram) > 10 << 30 and vram[-1] < 2 << 30  # load, then unload
-    assert power[0] < 40 and max(power) >= 295  # idle, then bursts at the cap
+    assert power[0] < 40 and max(power) >= sample.power_cap_w - 5  # idle, then bursts at the cap
     bursts = sum(1 for a, b in itertools.pairwise(power) if a < 200 <= b)
     assert bursts >= 10  # many sampling bursts, not one long block
 
