@@ -18,7 +18,7 @@ from rocmdesk.ui import theme
 from rocmdesk.ui.background import Background
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import Level, c_to_unit, is_number, temp_level
-from rocmdesk.ui.overview_tab import CPU_SENSOR
+from rocmdesk.ui.gpu_card import CPU_SENSOR
 
 TRAY_PX = 64  # drawn at this size; the tray scales it to its own (22-48 px on common desktops)
 # how long throttling must last before it alerts, as offered in Settings (settings.alert_throttle_s: 1-3600)

@@ -26,7 +26,7 @@ def _overview(qtbot, open_window, manual_factory, gpus: int):
 
 
 def test_one_gpu_card_stops_growing_at_the_trend_limit(qtbot, open_window, manual_factory):
-    from rocmdesk.ui.overview_tab import TREND_MAX_HEIGHT
+    from rocmdesk.ui.gpu_card import TREND_MAX_HEIGHT
 
     overview = _overview(qtbot, open_window, manual_factory, 1)
     card = next(iter(overview.cards.values()))

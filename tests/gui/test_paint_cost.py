@@ -22,7 +22,7 @@ def _render(widget, region=None):
 
 
 def test_card_inner_repaint_matches_full_paint(qtbot):
-    from rocmdesk.ui.overview_tab import GpuCard
+    from rocmdesk.ui.gpu_card import GpuCard
 
     card = GpuCard(make_info(1))
     qtbot.addWidget(card)
