@@ -184,14 +184,21 @@ def mi300x_node(root: Path) -> Path:
 
 
 MACHINES = {"rx7900xtx-comfyui": rx7900xtx_comfyui, "mi300x-node": mi300x_node}
+DAY = 86400.0
+INSTALLED_AGE = 30 * DAY  # how long before the capture the machines were set up (every file not in DATED)
+# Files whose age tells the machine's story, in seconds before the capture: the workstation's initramfs was
+# built after its setup, amdgpu-dkms installed three days ago with no update-initramfs since, so the Diagnosis
+# evidence reads in that order (not "image built after the module", nor files newer than the capture).
+DATED = {"rx7900xtx-comfyui": {f"boot/initrd.img-{sc.KERNEL}": 20 * DAY,
+                               f"usr/lib/modules/{sc.KERNEL}/updates/dkms/amdgpu.ko.zst": 3 * DAY,
+                               f"usr/lib/modules/{sc.KERNEL}/modules.dep": 3 * DAY}}
 PYTHON_ENVS = {"mi300x-node": ("/opt/venv",)}
 
 
 def settle_mtimes(root: Path, newest: float) -> None:
     """Move every file's time by one offset so the newest is ``newest``: the tree is written at build time,
     but its files must predate the capture (CREATED), or the Diagnosis tab would show an initramfs
-    "modified" a year after the recording it is shown with. One offset for all keeps their order, which
-    the checks read (a DKMS module newer than the initramfs that should hold it)."""
+    "modified" a year after the recording it is shown with. One offset for all keeps their order."""
     paths = [Path(d) / n for d, dirs, files in os.walk(root) for n in (*dirs, *files)]
     latest = max(p.lstat().st_mtime for p in paths)
     for path in paths:
@@ -202,7 +209,9 @@ def settle_mtimes(root: Path, newest: float) -> None:
 def build(name: str, out_dir: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix=f"rocmdesk-demo-{name}-") as tmp:
         root = MACHINES[name](Path(tmp) / "root")
-        settle_mtimes(root, CREATED - 600)
+        settle_mtimes(root, CREATED - INSTALLED_AGE)
+        for rel, age in DATED.get(name, {}).items():
+            os.utime(root / rel, (CREATED - age, CREATED - age), follow_symlinks=False)
         plan = prepare_bundle(HostRoot(str(root)), runner=RecordedRunner(), now=CREATED,
                               python_envs=PYTHON_ENVS.get(name, ()))
         out = out_dir / (name + SUFFIX)

@@ -671,10 +671,11 @@ def run_case(root: Path, target: Target, kind: str, baseline: RunResult, rng: ra
         return CaseReport(target.rel, kind, 0.0, [], skipped=True)
     try:
         with watchdog(CASE_TIMEOUT_S), mutated(target.path, kind, rng) as before:
-            # each report runs the diagnosis again: one format a case (seeded), both over the run
-            diagnosis = target.needs_diagnosis(kind)
-            report = (rng.choice(("md", "html")),) if diagnosis else ()
-            result = run_commands(root, diagnosis=diagnosis, report=report, before=before)
+            # the diagnosis engine runs once a case, through one of the three commands that run it (seeded):
+            # `diagnose --json`, `report -o x.md` or `report -o x.html`; each file meets all three over the kinds
+            command = rng.choice(("diagnose", "md", "html")) if target.needs_diagnosis(kind) else None
+            result = run_commands(root, diagnosis=command == "diagnose",
+                                  report=(command,) if command in ("md", "html") else (), before=before)
         problems += result.problems
         problems += [f"check crashed: {c}" for c in result.check_errors]
         problems += compare(baseline, result, kind, target.path.name)

@@ -220,3 +220,68 @@ def test_metadata_lists_the_reports_tested_here():
     listed = " ".join(load_metadata()[UNSUPPORTED].reports)
     assert "daimonionnn/amd-vega-rocm-vulkan-llm-toolkit#1" in listed and "pytorch/pytorch#179865" in listed
     assert "pytorch/pytorch#118457" in " ".join(load_metadata()[WHEEL].sources)
+
+
+# -- the other places that name an index: torch-no-code-for-gpu, pynvml's upgrade step ------------------------------
+
+NOCODE = "torch-no-code-for-gpu"
+
+
+def vega56_rocm72_wheel(tmp_path):
+    """pytorch/pytorch#179865 as rebuilt in test_real_reports_gpu: Vega 56, torch 2.12.0.dev20260408+rocm7.2 whose
+    bundled rocBLAS has no gfx900 Tensile library, ROCm 6.4.1 under /opt."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(90000, 0x687F)], rocm="6.4.1")
+    venv = comfy_env(root, "rocm", "2.12.0.dev20260408+rocm7.2", py="3.12")
+    tensile_folder(venv / "lib/python3.12/site-packages/torch/lib/rocblas/library",
+                   ["gfx908", "gfx1030", "gfx90a", "gfx1100", "gfx1201", "gfx1101", "gfx1151", "gfx942", "gfx950",
+                    "gfx1200", "gfx1150", "gfx1102"])
+    return root
+
+
+def test_no_code_reinstall_is_capped_by_an_old_dkms(tmp_path):
+    """The same machine with ROCm 5.7's amdgpu-dkms loaded: gfx900's wheels end at rocm6.3, the driver supports up
+    to 6.1: the one-click reinstall goes to rocm6.1 (which has gfx900 kernels), with the driver as evidence."""
+    root = vega56_rocm72_wheel(tmp_path)
+    load_dkms(root, "6.2.4")
+    finding = sc.run_check(root, NOCODE).findings[0]
+    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in steps_of(finding)
+    assert finding.fix.action is not None and finding.fix.action[-1].endswith("/whl/rocm6.1")
+    assert any(t.startswith("/sys/module/amdgpu/version: amdgpu-dkms 6.2.4 is loaded") for t in evidence_texts(finding))
+    load_dkms(root, "6.7.0")  # ROCm 6.1's driver: up to 6.3, gfx900's own ceiling
+    finding = sc.run_check(root, NOCODE).findings[0]
+    assert "/whl/rocm6.3" in steps_of(finding)
+
+
+def test_no_code_for_gfx1101_on_rocm_5_7_dkms_updates_the_driver_first(tmp_path):
+    """RX 7800 XT (gfx1101) with torch 2.5.1+rocm6.2, whose wheels lack gfx1101 (added for rocm6.2.4: astral-sh/uv
+    #14086), on amdgpu-dkms 6.2.4: rocm6.2.4 and newer are past what AMD supports on KMD 5.7.x, so no one-click."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(110001, 0x747E)], rocm="5.7.1")
+    venv = comfy_env(root, "rocm", "2.5.1+rocm6.2", py="3.11")
+    tensile_folder(venv / "lib/python3.11/site-packages/torch/lib/rocblas/library", ["gfx1030", "gfx1100"])
+    load_dkms(root, "6.2.4")
+    finding = sc.run_check(root, NOCODE).findings[0]
+    assert finding.fix is None or finding.fix.action is None
+    assert "need a newer kernel driver" in finding.explanation
+    steps = steps_of(finding)
+    assert "Update the kernel driver first: amdgpu-dkms 6.2.4 (ROCm 5.7)" in steps
+    assert "--index-url https://download.pytorch.org/whl/rocm6.2.4" in steps
+
+
+def test_pynvml_upgrade_step_respects_the_driver(tmp_path):
+    from tests.support.python_envs import make_comfyui
+
+    root = reporter_machine(tmp_path / "r", [Gpu(100300, 0x73BF)], rocm="5.7.1")
+    import shutil
+    shutil.rmtree(root / "home/alice/ComfyUI")
+    make_comfyui(root, "home/alice/ComfyUI", "rocm-old", packages={"pynvml": "11.5.3"})
+    load_dkms(root, "6.2.4")
+    finding = sc.run_check(root, "pynvml-breaks-rocm-torch").findings[0]
+    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in steps_of(finding)  # the fix's floor, in the window
+    load_dkms(root, "5.18.13")
+    finding = sc.run_check(root, "pynvml-breaks-rocm-torch").findings[0]
+    assert "Upgrading torch is no way out until the kernel driver is updated" in steps_of(finding)
+    assert "download.pytorch.org" not in steps_of(finding)

@@ -123,3 +123,28 @@ def test_a_diagnosis_naming_an_unknown_process_is_reported(demo):
         "the diagnosis names process 5120, which the recording does not show"]
     known = min(recording.process_info)
     assert dc.diagnosis_disagreements(recording, [{"text": f"found as running GPU process {known} (python)"}]) == []
+
+
+@pytest.mark.parametrize("name", sorted(demo_machines()))
+def test_no_file_of_a_demo_machine_is_newer_than_its_capture(name):
+    """The demo says "recorded 2025-12-01 21:42" (the bundle's capture time): a file of that machine modified
+    later (the build day of tools/make_demo_machines.py) would contradict it in the Diagnosis evidence."""
+    import tarfile
+
+    bundle = open_bundle(machine_path(name))
+    created = bundle.created
+    bundle.close()
+    with tarfile.open(machine_path(name)) as tar:
+        late = [m.name for m in tar.getmembers() if m.mtime > created]
+    assert late == []
+
+
+def test_the_stale_initramfs_predates_the_dkms_module_it_lacks():
+    """rx7900xtx-comfyui's story: amdgpu-dkms installed after the image was built, no update-initramfs since."""
+    import tarfile
+
+    with tarfile.open(machine_path("rx7900xtx-comfyui")) as tar:
+        times = {m.name: m.mtime for m in tar.getmembers()}
+    image = next(t for n, t in times.items() if "initrd.img" in n)
+    dkms = next(t for n, t in times.items() if n.endswith("updates/dkms/amdgpu.ko.zst"))
+    assert image < dkms
