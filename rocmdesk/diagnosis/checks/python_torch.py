@@ -226,17 +226,17 @@ def torch_wheel_mismatch(ctx):
         except DriverTooOld as old_driver:
             # every index that would serve brings ROCm user space newer than AMD supports on this driver: a one-click
             # reinstall would put a wheel on it that may not see the GPU at all; the driver goes first
-            details += (f"The kernel driver is amdgpu-dkms {old_driver.limit.version} of ROCm "
-                        f"{old_driver.limit.rocm_text}: {old_driver}. PyTorch's ROCm wheels bring their own ROCm "
-                        "user space but use this driver, so rocmdesk offers no one-click reinstall: update the "
-                        "driver first.")
+            why_not = str(old_driver)
+            details += (f"{why_not[0].upper()}{why_not[1:]}. PyTorch's ROCm wheels bring their own ROCm user space but "
+                        "use this driver, so rocmdesk offers no one-click reinstall: update the driver first.")
             after: str | None
             try:
                 after, _why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python)
             except (NoWheelForPython, NoSuitableIndex):
                 after = old_driver.need
             steps = tuple(filter(None, (
-                update_driver_step(old_driver.limit, old_driver.need),
+                # the driver of the wheel's own release supports it (+/- 2 releases either side)
+                update_driver_step(old_driver.limit, after or old_driver.need),
                 no_interpreter_step(env),
                 f"Then reinstall torch: `{reinstall_command(env, after)}`." if after else None,
                 "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "

@@ -52,7 +52,7 @@ def test_no_limit_without_a_known_or_older_dkms(text):
 
 def test_dkms_older_than_the_table_supports_no_index():
     limit = kd.driver_limit("5.18.13")
-    assert limit is not None and limit.newest is None and limit.rocm_text == "a release before ROCm 5.7"
+    assert limit is not None and limit.newest is None and limit.rocm_text == "before 5.7"
     with pytest.raises(ti.DriverTooOld) as raised:
         ti.choose_index(None, ["gfx1030"], driver=limit)
     assert raised.value.need is None
@@ -135,7 +135,9 @@ def test_rx7800xt_on_rocm_5_7_dkms_updates_the_driver_before_any_wheel(tmp_path)
     assert "no one-click reinstall" in finding.explanation and "gfx1101 needs rocm6.2.4 or newer" in finding.explanation
     steps = finding.fix.steps
     assert steps[0].startswith("Update the kernel driver first: amdgpu-dkms 6.2.4 (ROCm 5.7)")
-    assert "ROCm 6.2.4 or newer" in steps[0] and "`sudo amdgpu-install --usecase=dkms`" in steps[0]
+    # the driver of the release the reinstall below uses (rocm7.2), so the two steps agree
+    assert "ROCm 7.2 or newer" in steps[0] and "`sudo amdgpu-install --usecase=dkms`" in steps[0]
+    assert finding.explanation.count("amdgpu-dkms 6.2.4") == 1
     assert "then reboot" in steps[0]
     assert "--index-url https://download.pytorch.org/whl/rocm7.2" in steps[1]
 
@@ -146,7 +148,8 @@ def test_dkms_older_than_rocm_5_7_gets_no_reinstall(tmp_path):
     finding = wheel_finding(root)
     assert finding.fix.action is None
     assert "supports user space up to no release rocmdesk installs wheels for" in finding.explanation
-    assert "a current ROCm release" in finding.fix.steps[0]
+    assert finding.fix.steps[0].startswith("Update the kernel driver first: amdgpu-dkms 5.18.13 (ROCm before 5.7)")
+    assert "ROCm 7.2 or newer" in finding.fix.steps[0]  # the release of the reinstall step that follows
 
 
 def test_bad_version_file_is_no_limit(tmp_path):
@@ -175,7 +178,7 @@ def test_vega56_without_rocm_is_advice_not_a_warning(tmp_path):
     """A Vega 56/64 with no ROCm installed: nothing is broken. What works (sources): PyTorch's wheels up to rocm6.3
     bundle ROCm libraries with gfx900 kernels (torch 2.7.0+rocm6.3 runs rocBLAS, rocRAND and MIOpen on a gfx900:
     daimonionnn/amd-vega-rocm-vulkan-llm-toolkit#1); the 2.12+rocm7.2 wheels abort on a Vega 56 (pytorch/pytorch#179865)
-    where AMD points to TheRock's gfx900 staging wheels."""
+    where AMD points to TheRock's gfx900 nightly wheels."""
     root = vega56(tmp_path, None)
     finding = only(diagnose(root), UNSUPPORTED)
     assert finding.severity is Severity.INFO
@@ -186,7 +189,7 @@ def test_vega56_without_rocm_is_advice_not_a_warning(tmp_path):
     steps = steps_of(finding)
     assert "`python -m pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm6.3`" in steps
     assert "newer than 6.3" in steps
-    assert "https://rocm.nightlies.amd.com/v2-staging/gfx900/" in steps
+    assert "https://rocm.nightlies.amd.com/v2/gfx900/" in steps
     assert "HSA_OVERRIDE_GFX_VERSION" not in steps  # no override is known to run gfx900
 
 
@@ -209,7 +212,7 @@ def test_radeon_vii_without_rocm_is_advice_and_with_rocm_6_4_a_warning(tmp_path)
     root = reporter_machine(tmp_path / "a", [Gpu(90006, 0x66AF)], rocm=None)
     finding = only(diagnose(root), UNSUPPORTED)
     assert finding.severity is Severity.INFO and "rocm6.3" in finding.title
-    assert "v2-staging" not in steps_of(finding)  # the staging index is named for gfx900 only
+    assert "rocm.nightlies" not in steps_of(finding)  # TheRock's index is named for gfx900 only
     root = reporter_machine(tmp_path / "b", [Gpu(90006, 0x66AF)], rocm="6.4.0")
     assert sc.run_check(root, UNSUPPORTED).status is Status.FAIL
     finding = only(diagnose(root), UNSUPPORTED)
@@ -285,3 +288,15 @@ def test_pynvml_upgrade_step_respects_the_driver(tmp_path):
     finding = sc.run_check(root, "pynvml-breaks-rocm-torch").findings[0]
     assert "Upgrading torch is no way out until the kernel driver is updated" in steps_of(finding)
     assert "download.pytorch.org" not in steps_of(finding)
+
+
+def test_old_dkms_and_a_python_no_index_has_names_no_index(tmp_path):
+    """Issue 12's Python 3.7 environment on an amdgpu-dkms older than ROCm 5.7's: the driver step names no release
+    (nothing rocmdesk installs fits), and no reinstall command follows (no index has a 3.7 wheel)."""
+    root = sc.clean_workstation(tmp_path / "r")
+    comfy_env(root, "cuda", "1.13.1+cu117", py="3.7")
+    load_dkms(root, "5.18.13")
+    finding = sc.run_check(root, WHEEL).findings[0]
+    assert finding.fix.action is None
+    assert "a current ROCm release" in finding.fix.steps[0]
+    assert "--force-reinstall" not in steps_of(finding)
