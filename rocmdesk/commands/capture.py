@@ -14,6 +14,8 @@ import sys
 import time
 from typing import TextIO
 
+from rocmdesk.commands.history_arg import load_history_arg
+
 log = logging.getLogger(__name__)
 
 
@@ -64,13 +66,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     root = HostRoot(root_dir)
     history = None
     if args.history:
-        from rocmdesk.telemetry.recording import RecordingError, load_recording
-
-        try:
-            history = load_recording(args.history)
-        except RecordingError as exc:
-            print(f"rocmdesk capture: {exc}", file=err)
-            return 2
+        history, refused = load_history_arg(args.history, "capture", err)
+        if refused is not None:
+            return refused
     elif args.record > 0:
         try:
             history = _record(root, args.record)

@@ -9,6 +9,7 @@ import sys
 from typing import TextIO
 
 from rocmdesk.atomic_file import atomic_write_text
+from rocmdesk.commands.history_arg import load_history_arg
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +42,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         return 2
     history = None
     if args.history:
-        from rocmdesk.telemetry.recording import RecordingError, load_recording
-
-        try:
-            history = load_recording(args.history)
-        except RecordingError as exc:
-            print(f"rocmdesk report: {exc}", file=err)
-            return 2
+        history, refused = load_history_arg(args.history, "report", err)
+        if refused is not None:
+            return refused
     opened = None
     try:
         if args.snapshot:

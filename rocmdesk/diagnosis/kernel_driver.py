@@ -72,7 +72,7 @@ class DriverLimit:
 
     @property
     def rocm_text(self) -> str:
-        return f"{self.rocm[0]}.{self.rocm[1]}" if self.rocm else "a release before ROCm 5.7"
+        return f"{self.rocm[0]}.{self.rocm[1]}" if self.rocm else "before 5.7"
 
     @property
     def newest_text(self) -> str | None:

@@ -35,6 +35,7 @@ from rocmdesk.host import (
 )
 from rocmdesk.report import filters
 from rocmdesk.report.redact import KFD_ID_KEYS, SERIAL_FILE_NAMES
+from rocmdesk.telemetry import proc_scan
 from rocmdesk.telemetry.accounts import parse_group, parse_passwd, parse_proc_status
 from rocmdesk.telemetry.backends.sysfs import SysfsBackend
 
@@ -521,32 +522,10 @@ def _link_ok(link_path: str, target: str) -> bool:
     return True
 
 
-MAX_PROCESSES_SCANNED = 4096
-
-
 def gpu_processes(root: HostRoot) -> frozenset[str]:
-    """Pids (as text) of processes holding /dev/kfd or a render node open (bounded scan)."""
-    out = set()
-    proc = os.path.join(root.root, "proc")
-    try:
-        pids = [p for p in os.listdir(proc) if p.isdigit()][:MAX_PROCESSES_SCANNED]
-    except OSError:
-        return frozenset()
-    for pid in pids:
-        fd_dir = os.path.join(proc, pid, "fd")
-        try:
-            fds = os.listdir(fd_dir)
-        except OSError:
-            continue
-        for fd in fds[:1024]:
-            try:
-                target = os.readlink(os.path.join(fd_dir, fd))
-            except OSError:
-                continue
-            if target.lstrip("/").startswith(filters.GPU_DEVICE_PREFIXES):
-                out.add(pid)
-                break
-    return frozenset(out)
+    """Pids (as text) of processes holding any GPU device open, display nodes included (the one bounded scan,
+    :func:`rocmdesk.telemetry.proc_scan.gpu_processes`)."""
+    return frozenset(str(pid) for pid, _comm in proc_scan.gpu_processes(root, proc_scan.ANY_GPU_DEVICE))
 
 
 def _lexical(path: str) -> str:

@@ -14,10 +14,12 @@ log = logging.getLogger(__name__)
 
 PROCESS_SCAN_LIMIT = 4096
 PROCESS_SCAN_BUDGET_S = 0.3
+COMPUTE_DEVICES = ("/dev/kfd", "/dev/dri/renderD")  # what a GPU program opens
+ANY_GPU_DEVICE = ("/dev/kfd", "/dev/dri/")  # also the display nodes a compositor holds (support bundles)
 
 
-def gpu_processes(root: HostRoot) -> list[tuple[int, str]]:
-    """(pid, name) of processes holding /dev/kfd or a render node open; bounded in count and
+def gpu_processes(root: HostRoot, devices: tuple[str, ...] = COMPUTE_DEVICES) -> list[tuple[int, str]]:
+    """(pid, name) of processes holding a device under one of ``devices`` open; bounded in count and
     time. Other users' processes are unreadable and silently left out."""
     out = []
     start = time.monotonic()
@@ -30,7 +32,7 @@ def gpu_processes(root: HostRoot) -> list[tuple[int, str]]:
         pid = int(name)
         if pid == self_pid:
             continue
-        if holds_gpu(root, pid):
+        if holds_gpu(root, pid, devices):
             comm = (root.try_read_text(f"/proc/{pid}/comm") or "?").strip()
             out.append((pid, comm))
     return out
@@ -48,11 +50,11 @@ def link_target(root: HostRoot, host_path: str) -> str | None:
         return None
 
 
-def holds_gpu(root: HostRoot, pid: int) -> bool:
-    """Whether process ``pid`` has /dev/kfd or a render node open."""
+def holds_gpu(root: HostRoot, pid: int, devices: tuple[str, ...] = COMPUTE_DEVICES) -> bool:
+    """Whether process ``pid`` has a device under one of ``devices`` open (/dev/kfd or a render node by default)."""
     fd_dir = f"/proc/{pid}/fd"
-    for fd in root.listdir(fd_dir):
+    for fd in root.listdir(fd_dir)[:1024]:
         target = link_target(root, f"{fd_dir}/{fd}")
-        if target is not None and (target == "/dev/kfd" or target.startswith("/dev/dri/renderD")):
+        if target is not None and target.startswith(devices):
             return True
     return False

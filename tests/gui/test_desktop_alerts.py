@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import pytest
-from PySide6 import QtCore
 
 from rocmdesk.telemetry.model import GpuInfo, GpuSample, Snapshot
 from rocmdesk.ui.notifications import DesktopAlerts
 from rocmdesk.ui.settings import Settings
+from tests.support.app_context import fake_app_context
 
 pytestmark = pytest.mark.gui
 
 
-class Feed(QtCore.QObject):
-    snapshot = QtCore.Signal(object)
-
-    def __init__(self, frozen: bool) -> None:
-        super().__init__()
-        self.frozen = frozen
-
-
 def _ctx(live: bool):
-    return SimpleNamespace(settings=Settings(), is_live=live, feed=Feed(frozen=not live))
+    return fake_app_context(mode="live" if live else "snapshot")
 
 
 def _hot() -> Snapshot:

@@ -6,15 +6,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from rocmdesk.host import HostRoot, RecordedRunner
 from rocmdesk.ui.diagnosis_tab import DiagnosisTab, subject_heading
+from tests.support.app_context import fake_app_context
 
 pytestmark = pytest.mark.gui
 
 
 def _ctx(mode: str, root: str = "/", bundle_path: str | None = None):
-    return SimpleNamespace(mode=mode, root=HostRoot(root), bundle_path=bundle_path, runner=RecordedRunner(),
-                           extras={}, mode_reason="")
+    return fake_app_context(root, mode, bundle_path=bundle_path, mode_reason="")
 
 
 def test_subject_of_each_source(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from rocmdesk.report.bundle import open_bundle
 from tests.gui.conftest import demo_small
 from tests.gui.test_demo_machine import FAULTS
+from tests.support.app_context import fake_app_context
 
 pytestmark = pytest.mark.gui
 
@@ -71,11 +72,7 @@ def test_report_tab_builds_copies_and_captures(open_window, qtbot, tmp_path):
 
 
 def _ctx(mode: str, reason: str, bundle: str | None = None, root: str = "/"):
-    from types import SimpleNamespace
-
-    from rocmdesk.host import HostRoot
-
-    return SimpleNamespace(mode=mode, mode_reason=reason, bundle_path=bundle, root=HostRoot(root))
+    return fake_app_context(root, mode, mode_reason=reason, bundle_path=bundle)
 
 
 def test_provenance_names_each_source_once(tmp_path):

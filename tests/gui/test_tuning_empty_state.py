@@ -5,25 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6 import QtCore
 
-from rocmdesk.host import HostRoot
+from tests.support.app_context import fake_app_context
 from tests.support.sysfs_tree import GpuSpec, build_root
 from tests.unit.fixes.helper_trees import GPU_PCI, build_host
 
 pytestmark = pytest.mark.gui
 
 
-class _Feed(QtCore.QObject):
-    gpus_changed = QtCore.Signal(object)
-
-
 def make_tab(qtbot, root: Path, mode: str, bundle: str | None = None):
-    from rocmdesk.ui.context import AppContext
     from rocmdesk.ui.tuning_tab import TuningTab
 
-    ctx = AppContext(root=HostRoot(root), runner=None, mode=mode, mode_reason="test", backend_name="sysfs",
-                     settings=None, feed=_Feed(), bundle_path=bundle)
+    ctx = fake_app_context(root, mode, bundle_path=bundle)
     tab = TuningTab(ctx, dialog_factory=lambda *a: pytest.fail("nothing may open a fix dialog here"))
     qtbot.addWidget(tab)
     tab.resize(1280, 800)

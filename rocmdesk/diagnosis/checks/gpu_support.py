@@ -58,9 +58,11 @@ def still_has_code(row: rocm_support.TargetRow, version: str | None) -> str | No
     return row.torch_last if have is not None and last is not None and have[:2] <= last[:2] else None
 
 
-# AMD's TheRock nightly index for gfx900, named by an AMD engineer as the workaround for the rocm7.2 wheels' missing
-# gfx900 kernels (pytorch/pytorch#179865, naromero77amd; ROCm/TheRock PR #4502); a staging index, not a release
-THEROCK_STAGING = {"gfx900": "https://rocm.nightlies.amd.com/v2-staging/gfx900/"}
+# AMD's TheRock nightly index for gfx900: named by an AMD engineer (in its v2-staging form) as the workaround for the
+# rocm7.2 wheels' missing gfx900 kernels (pytorch/pytorch#179865, naromero77amd; ROCm/TheRock PR #4502); by 2026-09
+# users take rocm_sdk_libraries_gfx900 wheels from its v2 form (daimonionnn/amd-vega-rocm-vulkan-llm-toolkit#1).
+# Nightlies, not a release.
+THEROCK_NIGHTLY = {"gfx900": "https://rocm.nightlies.amd.com/v2/gfx900/"}
 
 
 def _still_runs(gpu: GpuFact, row: rocm_support.TargetRow, last: str, version: str | None,
@@ -79,9 +81,9 @@ def _still_runs(gpu: GpuFact, row: rocm_support.TargetRow, last: str, version: s
              f"{last_release}).",
              f"Do not install or upgrade to a ROCm release newer than {last_release}, nor torch from a newer index, "
              "for this GPU: their libraries have no code for it."]
-    if target in THEROCK_STAGING:
+    if target in THEROCK_NIGHTLY:
         steps.append(f"For a newer torch: AMD's TheRock nightly wheels for {target} (`--index-url "
-                     f"{THEROCK_STAGING[target]}`, a staging index: expect breakage).")
+                     f"{THEROCK_NIGHTLY[target]}`; nightlies, expect breakage).")
     return title, details, tuple(steps)
 
 
@@ -148,7 +150,9 @@ def gpu_not_supported_by_rocm(ctx):
             if last is not None:
                 # off the support list, but nothing installed lacks its code: PyTorch's wheels up to ``last`` bundle
                 # ROCm libraries built for it and run on it (torch 2.7.0+rocm6.3 on gfx900: daimonionnn/amd-vega-rocm-
-                # vulkan-llm-toolkit#1), while newer ones abort (pytorch/pytorch#179865): advice, not a fault
+                # vulkan-llm-toolkit#1; ROCm 6.0's rocBLAS ships TensileLibrary_lazy_gfx900/gfx906: ROCm/legacy-rocm-
+                # build#3015), while ROCm 6.4's rocBLAS lists neither (#4625) and the rocm7.2 wheel aborts on gfx900
+                # (pytorch/pytorch#179865): advice, not a fault
                 severity = Severity.INFO
                 title, details, steps = _still_runs(gpu, row, last, version, when)
         others = [g for g in supported if g is not gpu]

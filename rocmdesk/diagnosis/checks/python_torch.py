@@ -226,17 +226,17 @@ def torch_wheel_mismatch(ctx):
         except DriverTooOld as old_driver:
             # every index that would serve brings ROCm user space newer than AMD supports on this driver: a one-click
             # reinstall would put a wheel on it that may not see the GPU at all; the driver goes first
-            details += (f"The kernel driver is amdgpu-dkms {old_driver.limit.version} of ROCm "
-                        f"{old_driver.limit.rocm_text}: {old_driver}. PyTorch's ROCm wheels bring their own ROCm "
-                        "user space but use this driver, so rocmdesk offers no one-click reinstall: update the "
-                        "driver first.")
+            why_not = str(old_driver)
+            details += (f"{why_not[0].upper()}{why_not[1:]}. PyTorch's ROCm wheels bring their own ROCm user space but "
+                        "use this driver, so rocmdesk offers no one-click reinstall: update the driver first.")
             after: str | None
             try:
                 after, _why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python)
             except (NoWheelForPython, NoSuitableIndex):
                 after = old_driver.need
             steps = tuple(filter(None, (
-                update_driver_step(old_driver.limit, old_driver.need),
+                # the driver of the wheel's own release supports it (+/- 2 releases either side)
+                update_driver_step(old_driver.limit, after or old_driver.need),
                 no_interpreter_step(env),
                 f"Then reinstall torch: `{reinstall_command(env, after)}`." if after else None,
                 "Use --index-url (not --extra-index-url): with both, pip prefers PyPI's higher-versioned CUDA "
@@ -395,11 +395,15 @@ def _node_requirements(ctx, node: str) -> list[tuple[str, int, str]]:
     return out
 
 
-def _newer_torch_step(env: PythonEnv, gfx_targets) -> str:
-    """Where another torch release comes from: the index for the env's ROCm release and this machine's GPUs."""
+def _newer_torch_step(env: PythonEnv, gfx_targets, driver: DriverLimit | None = None) -> str:
+    """Where another torch release comes from: the index for the env's ROCm release and this machine's GPUs (and no
+    newer than the loaded amdgpu-dkms supports)."""
     assert env.torch is not None
     try:
-        index, _why = choose_index(env.torch.rocm_version, gfx_targets, python=env_python(env))
+        index, _why = choose_index(env.torch.rocm_version, gfx_targets, python=env_python(env), driver=driver)
+    except DriverTooOld as old_driver:
+        return (f"If the node really needs another torch release: {old_driver}, so update the kernel driver before "
+                "installing one (amdgpu-install's dkms use case, then reboot).")
     except NoWheelForPython as no_wheel:
         return (f"If the node really needs another torch release: this environment's Python has no ROCm torch wheel "
                 f"({no_wheel}); it needs a new environment with {python_range_text(no_wheel.index)}.")
@@ -455,7 +459,7 @@ def _pinned_outcomes(ctx, comfy: ComfyInstall) -> list:
             "Install the node's requirements under it: "
             f"`{pip_command(env, f'install -r {requirements} -c ~/rocm-torch-constraints.txt')}` "
             "(pip then refuses instead of swapping torch).",
-            _newer_torch_step(env, gfx_targets))))
+            _newer_torch_step(env, gfx_targets, host_driver_limit(ctx)))))
         evidence.append(Evidence(f"installed: torch {torch_version} ({env.torch.decided_by})",
                                  env.torch.metadata or env.torch.site_packages))
         findings.append(Failed(evidence=evidence, subject=node,
@@ -648,11 +652,16 @@ def _amdsmi_step(ctx, env: PythonEnv) -> str | None:
 FIXED_TORCH = ("rocm6.1", "torch 2.5 or newer (with the pynvml fix)")
 
 
-def _upgrade_step(env: PythonEnv, gfx_targets) -> str:
-    """Upgrade torch from an index with the fix that still carries this machine's GPUs (torch_index decides)."""
+def _upgrade_step(env: PythonEnv, gfx_targets, driver: DriverLimit | None = None) -> str:
+    """Upgrade torch from an index with the fix that still carries this machine's GPUs and that the loaded amdgpu-dkms
+    supports (torch_index decides)."""
     assert env.torch is not None
     try:
-        index, _why = choose_index(env.torch.rocm_version, gfx_targets, minimum=FIXED_TORCH, python=env_python(env))
+        index, _why = choose_index(env.torch.rocm_version, gfx_targets, minimum=FIXED_TORCH, python=env_python(env),
+                                   driver=driver)
+    except DriverTooOld as old_driver:
+        return (f"Upgrading torch is no way out until the kernel driver is updated ({old_driver}): uninstall pynvml "
+                "instead.")
     except NoWheelForPython as no_wheel:
         return (f"Upgrading torch in this environment is no way out: its Python has no ROCm torch wheel ({no_wheel}); "
                 "uninstall pynvml instead.")
@@ -751,7 +760,8 @@ def pynvml_breaks_rocm_torch(ctx):
         steps = tuple(filter(None, (
             no_interpreter_step(env),
             f"Uninstall it from this environment: `{pip_command(env, 'uninstall -y ' + names)}`.",
-            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets),
+            _upgrade_step(env, machine_gpus(ctx.root, getattr(ctx, "facts", None)).gfx_targets,
+                          host_driver_limit(ctx)),
             _amdsmi_step(ctx, env))))
         outcomes.append(Failed(
             evidence=evidence, subject=env.path, severity=Severity(severity),

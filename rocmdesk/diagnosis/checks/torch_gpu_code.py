@@ -14,13 +14,22 @@ import logging
 
 from rocmdesk.diagnosis import rocm_support
 from rocmdesk.diagnosis.checks.gpu_support import describe, gpu_evidence
-from rocmdesk.diagnosis.checks.python_torch import env_python, no_interpreter_step, pip_command
+from rocmdesk.diagnosis.checks.python_torch import (
+    driver_evidence,
+    env_python,
+    host_driver_limit,
+    no_interpreter_step,
+    pip_command,
+    update_driver_step,
+)
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.env_settings import EnvSetting
 from rocmdesk.diagnosis.gfx import parse_override
 from rocmdesk.diagnosis.gpu_code import CodeTargets, library_targets
+from rocmdesk.diagnosis.kernel_driver import DriverLimit
 from rocmdesk.diagnosis.model import Evidence, Fix
 from rocmdesk.diagnosis.torch_index import (
+    DriverTooOld,
     NoSuitableIndex,
     NoWheelForPython,
     choose_index,
@@ -59,8 +68,9 @@ def _overrides(facts) -> list[tuple[str, EnvSetting]]:
     return out
 
 
-def _fix_for(env, target: str) -> tuple[str, tuple[str, ...], Fix | None]:
-    """(what the finding says to do, steps, one-click fix or None) for a GPU the wheel lacks."""
+def _fix_for(env, target: str, driver: DriverLimit | None = None) -> tuple[str, tuple[str, ...], Fix | None]:
+    """(what the finding says to do, steps, one-click fix or None) for a GPU the wheel lacks; ``driver`` (the loaded
+    amdgpu-dkms) caps the index, and when the GPU needs a newer one the driver is updated first (no one-click)."""
     row = rocm_support.row_of(target)
     info = env.torch
     if row is None or not row.has_torch_wheels:
@@ -70,7 +80,16 @@ def _fix_for(env, target: str) -> tuple[str, tuple[str, ...], Fix | None]:
                   "says where), so it runs that target's code.",) if override else ()) + (f"What works: {works}.",)
         return f"No PyTorch ROCm index carries {target}. What works: {works}.", steps, None
     try:
-        index, why = choose_index(info.rocm_version, [target], python=env_python(env))
+        index, why = choose_index(info.rocm_version, [target], python=env_python(env), driver=driver)
+    except DriverTooOld as old_driver:
+        after = old_driver.need
+        reinstall = None
+        if after:
+            names = " ".join(reinstall_packages(env.packages, after)[0])
+            command = pip_command(env, f"install --force-reinstall {names} --index-url {index_url(after)}")
+            reinstall = f"Then reinstall torch: `{command}`."
+        steps = tuple(filter(None, (update_driver_step(old_driver.limit, after), no_interpreter_step(env), reinstall)))
+        return (f"The wheels that carry {target} need a newer kernel driver: {old_driver}.", steps, None)
     except NoWheelForPython as no_wheel:
         return (f"The wheels that carry {target} have no build for this environment's Python ({no_wheel}).",
                 (f"Make a new environment with a Python the index supports and install torch there from "
@@ -130,7 +149,10 @@ def torch_no_code_for_gpu(ctx):
         if env.torch.metadata_version_line:
             line = env.torch.metadata_version_line
             ev.append(Evidence(line.text.strip(), line.path, line.line))
-        advice, steps, fix = _fix_for(env, targets[0])
+        limit = host_driver_limit(ctx)
+        if limit is not None:
+            ev.append(driver_evidence(limit))
+        advice, steps, fix = _fix_for(env, targets[0], limit)
         details = (f"torch {env.torch.version or '?'} in {env.path} was built without code for "
                    + ", ".join(describe(g) for g in lacking)
                    + ": on it PyTorch fails with \"HIP error: invalid device function\", \"hipErrorNoBinaryForGpu\" or "

@@ -52,7 +52,7 @@ def test_no_limit_without_a_known_or_older_dkms(text):
 
 def test_dkms_older_than_the_table_supports_no_index():
     limit = kd.driver_limit("5.18.13")
-    assert limit is not None and limit.newest is None and limit.rocm_text == "a release before ROCm 5.7"
+    assert limit is not None and limit.newest is None and limit.rocm_text == "before 5.7"
     with pytest.raises(ti.DriverTooOld) as raised:
         ti.choose_index(None, ["gfx1030"], driver=limit)
     assert raised.value.need is None
@@ -135,7 +135,9 @@ def test_rx7800xt_on_rocm_5_7_dkms_updates_the_driver_before_any_wheel(tmp_path)
     assert "no one-click reinstall" in finding.explanation and "gfx1101 needs rocm6.2.4 or newer" in finding.explanation
     steps = finding.fix.steps
     assert steps[0].startswith("Update the kernel driver first: amdgpu-dkms 6.2.4 (ROCm 5.7)")
-    assert "ROCm 6.2.4 or newer" in steps[0] and "`sudo amdgpu-install --usecase=dkms`" in steps[0]
+    # the driver of the release the reinstall below uses (rocm7.2), so the two steps agree
+    assert "ROCm 7.2 or newer" in steps[0] and "`sudo amdgpu-install --usecase=dkms`" in steps[0]
+    assert finding.explanation.count("amdgpu-dkms 6.2.4") == 1
     assert "then reboot" in steps[0]
     assert "--index-url https://download.pytorch.org/whl/rocm7.2" in steps[1]
 
@@ -146,7 +148,8 @@ def test_dkms_older_than_rocm_5_7_gets_no_reinstall(tmp_path):
     finding = wheel_finding(root)
     assert finding.fix.action is None
     assert "supports user space up to no release rocmdesk installs wheels for" in finding.explanation
-    assert "a current ROCm release" in finding.fix.steps[0]
+    assert finding.fix.steps[0].startswith("Update the kernel driver first: amdgpu-dkms 5.18.13 (ROCm before 5.7)")
+    assert "ROCm 7.2 or newer" in finding.fix.steps[0]  # the release of the reinstall step that follows
 
 
 def test_bad_version_file_is_no_limit(tmp_path):
@@ -175,7 +178,7 @@ def test_vega56_without_rocm_is_advice_not_a_warning(tmp_path):
     """A Vega 56/64 with no ROCm installed: nothing is broken. What works (sources): PyTorch's wheels up to rocm6.3
     bundle ROCm libraries with gfx900 kernels (torch 2.7.0+rocm6.3 runs rocBLAS, rocRAND and MIOpen on a gfx900:
     daimonionnn/amd-vega-rocm-vulkan-llm-toolkit#1); the 2.12+rocm7.2 wheels abort on a Vega 56 (pytorch/pytorch#179865)
-    where AMD points to TheRock's gfx900 staging wheels."""
+    where AMD points to TheRock's gfx900 nightly wheels."""
     root = vega56(tmp_path, None)
     finding = only(diagnose(root), UNSUPPORTED)
     assert finding.severity is Severity.INFO
@@ -186,7 +189,7 @@ def test_vega56_without_rocm_is_advice_not_a_warning(tmp_path):
     steps = steps_of(finding)
     assert "`python -m pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm6.3`" in steps
     assert "newer than 6.3" in steps
-    assert "https://rocm.nightlies.amd.com/v2-staging/gfx900/" in steps
+    assert "https://rocm.nightlies.amd.com/v2/gfx900/" in steps
     assert "HSA_OVERRIDE_GFX_VERSION" not in steps  # no override is known to run gfx900
 
 
@@ -209,7 +212,7 @@ def test_radeon_vii_without_rocm_is_advice_and_with_rocm_6_4_a_warning(tmp_path)
     root = reporter_machine(tmp_path / "a", [Gpu(90006, 0x66AF)], rocm=None)
     finding = only(diagnose(root), UNSUPPORTED)
     assert finding.severity is Severity.INFO and "rocm6.3" in finding.title
-    assert "v2-staging" not in steps_of(finding)  # the staging index is named for gfx900 only
+    assert "rocm.nightlies" not in steps_of(finding)  # TheRock's index is named for gfx900 only
     root = reporter_machine(tmp_path / "b", [Gpu(90006, 0x66AF)], rocm="6.4.0")
     assert sc.run_check(root, UNSUPPORTED).status is Status.FAIL
     finding = only(diagnose(root), UNSUPPORTED)
@@ -220,3 +223,80 @@ def test_metadata_lists_the_reports_tested_here():
     listed = " ".join(load_metadata()[UNSUPPORTED].reports)
     assert "daimonionnn/amd-vega-rocm-vulkan-llm-toolkit#1" in listed and "pytorch/pytorch#179865" in listed
     assert "pytorch/pytorch#118457" in " ".join(load_metadata()[WHEEL].sources)
+
+
+# -- the other places that name an index: torch-no-code-for-gpu, pynvml's upgrade step ------------------------------
+
+NOCODE = "torch-no-code-for-gpu"
+
+
+def vega56_rocm72_wheel(tmp_path):
+    """pytorch/pytorch#179865 as rebuilt in test_real_reports_gpu: Vega 56, torch 2.12.0.dev20260408+rocm7.2 whose
+    bundled rocBLAS has no gfx900 Tensile library, ROCm 6.4.1 under /opt."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(90000, 0x687F)], rocm="6.4.1")
+    venv = comfy_env(root, "rocm", "2.12.0.dev20260408+rocm7.2", py="3.12")
+    tensile_folder(venv / "lib/python3.12/site-packages/torch/lib/rocblas/library",
+                   ["gfx908", "gfx1030", "gfx90a", "gfx1100", "gfx1201", "gfx1101", "gfx1151", "gfx942", "gfx950",
+                    "gfx1200", "gfx1150", "gfx1102"])
+    return root
+
+
+def test_no_code_reinstall_is_capped_by_an_old_dkms(tmp_path):
+    """The same machine with ROCm 5.7's amdgpu-dkms loaded: gfx900's wheels end at rocm6.3, the driver supports up
+    to 6.1: the one-click reinstall goes to rocm6.1 (which has gfx900 kernels), with the driver as evidence."""
+    root = vega56_rocm72_wheel(tmp_path)
+    load_dkms(root, "6.2.4")
+    finding = sc.run_check(root, NOCODE).findings[0]
+    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in steps_of(finding)
+    assert finding.fix.action is not None and finding.fix.action[-1].endswith("/whl/rocm6.1")
+    assert any(t.startswith("/sys/module/amdgpu/version: amdgpu-dkms 6.2.4 is loaded") for t in evidence_texts(finding))
+    load_dkms(root, "6.7.0")  # ROCm 6.1's driver: up to 6.3, gfx900's own ceiling
+    finding = sc.run_check(root, NOCODE).findings[0]
+    assert "/whl/rocm6.3" in steps_of(finding)
+
+
+def test_no_code_for_gfx1101_on_rocm_5_7_dkms_updates_the_driver_first(tmp_path):
+    """RX 7800 XT (gfx1101) with torch 2.5.1+rocm6.2, whose wheels lack gfx1101 (added for rocm6.2.4: astral-sh/uv
+    #14086), on amdgpu-dkms 6.2.4: rocm6.2.4 and newer are past what AMD supports on KMD 5.7.x, so no one-click."""
+    from tests.support.rocm_libs import tensile_folder
+
+    root = reporter_machine(tmp_path / "r", [Gpu(110001, 0x747E)], rocm="5.7.1")
+    venv = comfy_env(root, "rocm", "2.5.1+rocm6.2", py="3.11")
+    tensile_folder(venv / "lib/python3.11/site-packages/torch/lib/rocblas/library", ["gfx1030", "gfx1100"])
+    load_dkms(root, "6.2.4")
+    finding = sc.run_check(root, NOCODE).findings[0]
+    assert finding.fix is None or finding.fix.action is None
+    assert "need a newer kernel driver" in finding.explanation
+    steps = steps_of(finding)
+    assert "Update the kernel driver first: amdgpu-dkms 6.2.4 (ROCm 5.7)" in steps
+    assert "--index-url https://download.pytorch.org/whl/rocm6.2.4" in steps
+
+
+def test_pynvml_upgrade_step_respects_the_driver(tmp_path):
+    from tests.support.python_envs import make_comfyui
+
+    root = reporter_machine(tmp_path / "r", [Gpu(100300, 0x73BF)], rocm="5.7.1")
+    import shutil
+    shutil.rmtree(root / "home/alice/ComfyUI")
+    make_comfyui(root, "home/alice/ComfyUI", "rocm-old", packages={"pynvml": "11.5.3"})
+    load_dkms(root, "6.2.4")
+    finding = sc.run_check(root, "pynvml-breaks-rocm-torch").findings[0]
+    assert "--index-url https://download.pytorch.org/whl/rocm6.1" in steps_of(finding)  # the fix's floor, in the window
+    load_dkms(root, "5.18.13")
+    finding = sc.run_check(root, "pynvml-breaks-rocm-torch").findings[0]
+    assert "Upgrading torch is no way out until the kernel driver is updated" in steps_of(finding)
+    assert "download.pytorch.org" not in steps_of(finding)
+
+
+def test_old_dkms_and_a_python_no_index_has_names_no_index(tmp_path):
+    """Issue 12's Python 3.7 environment on an amdgpu-dkms older than ROCm 5.7's: the driver step names no release
+    (nothing rocmdesk installs fits), and no reinstall command follows (no index has a 3.7 wheel)."""
+    root = sc.clean_workstation(tmp_path / "r")
+    comfy_env(root, "cuda", "1.13.1+cu117", py="3.7")
+    load_dkms(root, "5.18.13")
+    finding = sc.run_check(root, WHEEL).findings[0]
+    assert finding.fix.action is None
+    assert "a current ROCm release" in finding.fix.steps[0]
+    assert "--force-reinstall" not in steps_of(finding)

@@ -15,6 +15,7 @@ from PySide6 import QtCore
 
 from rocmdesk.fixes import client
 from rocmdesk.host import HostRoot
+from tests.support.app_context import fake_app_context
 from tests.support.targets import LIVE
 from tests.unit.fixes.helper_trees import GPU_PCI, REPO, build_host, load_helper, settle_sysfs
 
@@ -140,17 +141,11 @@ class _StandInDialog(QtCore.QObject):
         self._opened.append(self)
 
 
-class _Feed(QtCore.QObject):
-    gpus_changed = QtCore.Signal(object)
-
-
 def make_tab(qtbot, rig, mode="live"):
-    from rocmdesk.ui.context import AppContext
     from rocmdesk.ui.fix_dialog import FixDialog
     from rocmdesk.ui.tuning_tab import TuningTab
 
-    ctx = AppContext(root=HostRoot(rig["root"]), runner=None, mode=mode, mode_reason="test", backend_name="sysfs",
-                     settings=None, feed=_Feed())
+    ctx = fake_app_context(rig["root"], mode)
 
     def factory(actions, title, parent):
         return FixDialog(actions, title, status=rig["status"], helper_path=rig["helper"], pkexec=rig["pkexec"],

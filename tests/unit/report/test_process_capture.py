@@ -63,3 +63,20 @@ def test_a_program_read_by_a_check_is_left_out_with_a_note(tmp_path):
     col.add_path("/usr/bin/tool", "read by check x")
     assert "usr/bin/tool" not in col.members
     assert any("a program or library" in n for n in col.notes)
+
+
+def test_the_capture_scan_is_the_telemetry_scan_with_display_nodes(tmp_path):
+    """One bounded /proc scan (telemetry.proc_scan): a compositor holding only card0 is a GPU process for a
+    bundle, and a root folder's relative fd links (as a snapshot stores them) are followed inside the root."""
+    from tests.support.procs import fake_process
+
+    fake_process(tmp_path, 10, comm="gnome-shell", fds={3: "/dev/dri/card0"})
+    fake_process(tmp_path, 11, comm="python3", fds={4: "../../../dev/kfd"})
+    fake_process(tmp_path, 12, comm="bash", fds={0: "/dev/pts/0"})
+    (tmp_path / "dev/dri").mkdir(parents=True)
+    (tmp_path / "dev/kfd").write_text("")
+    (tmp_path / "dev/dri/card0").write_text("")
+    assert Collector(HostRoot(tmp_path)).gpu_pids == {"10", "11"}
+    from rocmdesk.telemetry.proc_scan import gpu_processes
+
+    assert [pid for pid, _ in gpu_processes(HostRoot(tmp_path))] == [11]  # compute devices only for telemetry

@@ -162,3 +162,19 @@ def test_reports_show_compute_use_of_rocm_processes():
     assert "N/A" in row and "37 %" in row
     html = render_html(report)
     assert "<th>Compute</th>" in html and "37 %" in html
+
+
+@pytest.mark.parametrize("command", ["report", "capture"])
+@pytest.mark.parametrize("content", [b"", b"\x00\xff garbage", b'{"version": 1, "gpus": "nope"}\n'])
+def test_an_unusable_history_file_is_one_line_and_exit_2(tmp_path, capsys, command, content):
+    from tests.support.scenarios import clean_workstation
+
+    root = clean_workstation(tmp_path / "root")
+    history = tmp_path / "history.jsonl"
+    history.write_bytes(content)
+    argv = [command, "--root", str(root), "--history", str(history)]
+    out = tmp_path / ("out.tar.zst" if command == "capture" else "out.html")
+    assert main([*argv, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"rocmdesk {command}: "), err
+    assert not out.exists()
