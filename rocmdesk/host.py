@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 TYPE_CHECKING = False  # typing is not imported at run time: `rocmdesk sample` starts faster
 if TYPE_CHECKING:
     import subprocess
-    from typing import Any
+    from typing import Any, BinaryIO
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,22 @@ def read_fd_bytes(real_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def open_regular(real_path: str) -> BinaryIO:
+    """A binary file object for an already-resolved path, only if it is a regular file.
+
+    For readers that seek or read a head (initramfs images, wheel METADATA, library blobs): a plain
+    ``open()`` of a FIFO planted in a snapshot or --root folder blocks until a writer comes, forever.
+    Opened non-blocking (ignored by regular files), refused with HostReadError NOT_REGULAR otherwise.
+    """
+    fd = os.open(real_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        _refuse_irregular(fd, real_path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def _refuse_irregular(fd: int, real_path: str) -> None:

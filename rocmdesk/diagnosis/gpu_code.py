@@ -23,7 +23,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 
-from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.host import HostReadError, HostRoot, open_regular
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def _listing(root: HostRoot, folder: str) -> list[str]:
 def _read_at(root: HostRoot, path: str):
     def read_at(offset: int, size: int) -> bytes:
         try:
-            with open(root.real_path(path), "rb") as f:
+            with open_regular(root.real_path(path)) as f:  # never a FIFO or a device
                 f.seek(offset)
                 return f.read(size)
         except (OSError, HostReadError):

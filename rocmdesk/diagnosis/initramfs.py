@@ -24,7 +24,7 @@ from rocmdesk.diagnosis.initramfs_image import (
     read_image,
 )
 from rocmdesk.diagnosis.initramfs_listing import ListingError, module_info, read_listing, recorded_module
-from rocmdesk.host import HostRoot
+from rocmdesk.host import HostReadError, HostRoot, open_regular
 
 log = logging.getLogger(__name__)
 
@@ -182,9 +182,9 @@ def _dpkg_installed(root: HostRoot, package: str) -> str | None:
 def kernel_image_version(root: HostRoot, path: str) -> str | None:
     """Release string in an x86 bzImage header (``HdrS`` at 0x202, version pointer at 0x20E)."""
     try:
-        with open(root.real_path(path), "rb") as fh:
+        with open_regular(root.real_path(path)) as fh:  # never a FIFO or a device
             head = fh.read(0x10000)
-    except OSError:
+    except (OSError, HostReadError):
         return None
     if len(head) < 0x210 or head[0x202:0x206] != b"HdrS":
         return None

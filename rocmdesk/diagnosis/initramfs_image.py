@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
+from rocmdesk.host import open_regular
+
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 16
@@ -468,7 +470,7 @@ def read_image(path: str | os.PathLike[str], want: Callable[[str], bool | int] |
     want = want or (lambda _name: False)
     path = os.fspath(path)
     try:
-        fh = open(path, "rb")
+        fh = open_regular(path)  # a FIFO in place of the image must not block the diagnosis
     except OSError as exc:
         raise InitramfsError(_os_reason(exc)) from exc
     with fh:

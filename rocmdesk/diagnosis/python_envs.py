@@ -25,7 +25,7 @@ from packaging.utils import canonicalize_name
 
 from rocmdesk.diagnosis.etc_parsers import parse_environ
 from rocmdesk.diagnosis.facts import HostFacts
-from rocmdesk.host import HostReadError, HostRoot
+from rocmdesk.host import HostReadError, HostRoot, open_regular
 from rocmdesk.telemetry.proc_scan import gpu_processes, link_target
 
 log = logging.getLogger(__name__)
@@ -259,7 +259,7 @@ def read_torch(root: HostRoot, site: str, packages: dict[str, tuple[str, str]]) 
 def _read_head_lines(root: HostRoot, path: str, max_bytes: int) -> Iterable[tuple[int, str]]:
     """Numbered lines of the first ``max_bytes`` of a file (METADATA can carry a long README)."""
     try:
-        with open(root.real_path(path), "rb") as fh:
+        with open_regular(root.real_path(path)) as fh:  # a FIFO there must not block the diagnosis
             text = fh.read(max_bytes).decode("utf-8", "replace")
     except HostReadError:
         raise

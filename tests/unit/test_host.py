@@ -223,3 +223,17 @@ def test_a_large_regular_file_is_still_read(tmp_path):
 
     (tmp_path / "big").write_bytes(b"7" * 200_000)
     assert read_fd_bytes(str(tmp_path / "big")) == b"7" * 200_000
+
+
+def test_open_regular_refuses_a_fifo_at_once_and_opens_files(tmp_path):
+    """Readers that seek or read a head (initramfs, METADATA) used a plain open(): a FIFO blocked them forever."""
+    from rocmdesk.host import open_regular
+
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(HostReadError) as caught:
+        open_regular(str(tmp_path / "fifo"))
+    assert caught.value.failure is ReadFailure.NOT_REGULAR
+    (tmp_path / "file").write_bytes(b"abc")
+    with open_regular(str(tmp_path / "file")) as fh:
+        fh.seek(1)
+        assert fh.read() == b"bc"

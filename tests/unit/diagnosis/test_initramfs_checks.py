@@ -186,8 +186,8 @@ def test_unreadable_image_skips(tmp_path, monkeypatch):
     def deny(*_a, **_k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(ir, "open", deny, raising=False)
-    monkeypatch.setattr(initramfs_image, "open", deny, raising=False)
+    monkeypatch.setattr(ir, "open_regular", deny)  # the reader opens through host.open_regular (no FIFO)
+    monkeypatch.setattr(initramfs_image, "open_regular", deny)
     result = run(MISSING, tmp_path)
     assert result.status is Status.SKIP and "permission denied" in result.reason
 

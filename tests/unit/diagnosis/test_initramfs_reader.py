@@ -184,7 +184,7 @@ def test_missing_directory_and_unreadable(tmp_path, monkeypatch):
     def deny(*_a, **_k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(ir, "open", deny, raising=False)
+    monkeypatch.setattr(ir, "open_regular", deny)  # the reader opens through host.open_regular (no FIFO)
     with pytest.raises(ir.InitramfsError, match="permission denied"):
         ir.read_image(path)
 
