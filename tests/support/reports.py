@@ -131,3 +131,10 @@ def steps_of(finding) -> str:
 def evidence_texts(finding) -> list[str]:
     """Each piece of evidence as the text the user reads."""
     return [str(e) for e in finding.evidence]
+
+
+def real_report_tests_text() -> str:
+    """Every real-report test file's text (tests/unit/diagnosis/test_real_reports_*.py): a report a check's metadata
+    lists must be rebuilt in one of them, not necessarily in the file of that check's other reports."""
+    folder = Path(__file__).resolve().parents[1] / "unit" / "diagnosis"
+    return "\n".join(p.read_text() for p in sorted(folder.glob("test_real_reports_*.py")))

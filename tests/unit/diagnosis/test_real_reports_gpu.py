@@ -22,6 +22,7 @@ from tests.support.reports import (
     drop_kfd_node,
     evidence_texts,
     only,
+    real_report_tests_text,
     reporter_machine,
     steps_of,
     without_ollama,
@@ -524,7 +525,7 @@ def test_metadata_lists_the_reports_tested_here(check_id):
     joined = " ".join(listed)
     for report in REPORTS_TESTED[check_id]:
         assert report in joined, (check_id, report)
-    text = Path(__file__).read_text()
+    text = real_report_tests_text()
     for entry in listed:
         assert entry.split(":", 1)[0] in text, entry
 

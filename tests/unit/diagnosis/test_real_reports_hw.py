@@ -23,6 +23,7 @@ from tests.support.reports import (
     drop_kfd_node,
     evidence_texts,
     only,
+    real_report_tests_text,
     reporter_machine,
     set_kernel,
     steps_of,
@@ -224,7 +225,7 @@ REPORTS_TESTED = {
 @pytest.mark.parametrize("check_id", sorted(REPORTS_TESTED))
 def test_metadata_lists_the_reports_rebuilt_here(check_id):
     listed = [e.split(":", 1)[0] for e in load_metadata()[check_id].reports]
-    assert sorted(listed) == sorted(REPORTS_TESTED[check_id])
-    text = Path(__file__).read_text()
+    assert set(REPORTS_TESTED[check_id]) <= set(listed)  # and the rest are rebuilt in another real-report file
+    text = real_report_tests_text()
     for report in listed:
         assert f"{report}:" in text, report  # a docstring names it

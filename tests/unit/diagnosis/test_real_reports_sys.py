@@ -18,7 +18,7 @@ from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity, Status
 from tests.support import scenarios as sc
 from tests.support.python_envs import install_torch, make_venv, site_of
-from tests.support.reports import evidence_texts, set_kernel, steps_of
+from tests.support.reports import evidence_texts, real_report_tests_text, set_kernel, steps_of
 from tests.support.scenarios import only_finding
 
 DEBIAN_OS_RELEASE = ('PRETTY_NAME="Debian GNU/Linux trixie/sid"\nNAME="Debian GNU/Linux"\nVERSION_CODENAME=trixie\n'
@@ -680,6 +680,6 @@ def test_metadata_lists_the_reports_tested_here(check_id):
     for report in REPORTS_TESTED[check_id]:
         assert report in listed, (check_id, report)
     # and every report the metadata lists is rebuilt in this file (a docstring names it)
-    text = Path(__file__).read_text()
+    text = real_report_tests_text()
     for entry in load_metadata()[check_id].reports:
         assert entry.split(":", 1)[0].split(" (")[0] in text, entry
