@@ -26,8 +26,9 @@ MACHINE = "rx7900xtx-comfyui"
 # torch-pinned-by-custom-node: ComfyUI-SUPIR's torch==2.5.1+cu121 is how the CUDA torch got into the venv
 FAULTS = {"initramfs-stale", "user-not-in-render-group", "torch-wheel-mismatch", "torch-pinned-by-custom-node"}
 # what the real engine finds on each shipped machine (tools/make_demo_machines.py puts these faults there)
-MACHINE_FAULTS = {MACHINE: FAULTS,
-                  "mi300x-node": {"hsa-override-mismatch", "visible-devices-hides-gpus", "env-not-read-by-gpu-program"}}
+# (the node's wrong 11.0.0 override in /etc/environment is not also "not read by vllm.service": handing it to the
+# service would be the harmful fix; test_a_wrong_override_is_never_carried_into_the_service)
+MACHINE_FAULTS = {MACHINE: FAULTS, "mi300x-node": {"hsa-override-mismatch", "visible-devices-hides-gpus"}}
 KERNEL = "6.8.0-51-generic"
 LACT = Path(__file__).resolve().parent.parent / "data" / "lact-sysfs" / "rx7900xtx" / "card0" / "device" / "hwmon"
 

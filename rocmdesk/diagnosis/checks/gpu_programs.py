@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from rocmdesk.diagnosis import rocm_support
 from rocmdesk.diagnosis.distro import NIXOS_CONFIG, family_key
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.env_settings import SHELL_FILES, EnvSetting
@@ -75,7 +76,13 @@ def env_not_read_by_gpu_program(ctx):
         if session_place(s):
             session.setdefault(s.name, []).append(s)
     outcomes: list = []
+    fine: list[str] = []
     gpus = [g for g in facts.amd_gpus if g.gfx is not None]
+    for name in list(session):
+        why = _not_worth_carrying(name, session[name][-1].value, gpus)
+        if why:  # copying it into the service would break the GPU program it now leaves alone
+            fine.append(f"{name}={session[name][-1].value} is not in the GPU services, and should not be: {why}")
+            del session[name]
     for unit in programs.services:
         running = [(pid, process_env(facts, pid)) for pid in unit.pids]
         for name, places in session.items():
@@ -110,8 +117,27 @@ def env_not_read_by_gpu_program(ctx):
     outcomes += _hand_started(facts, programs)
     if outcomes:
         return outcomes
+    if fine:
+        return Passed("; ".join(fine))
     return Passed("every GPU variable set for the session is in the GPU services' units as well"
                   if session else "no GPU variable is set only for login sessions")
+
+
+def _not_worth_carrying(name: str, value: str, gpus) -> str | None:
+    """Why a session-only HSA_OVERRIDE_GFX_VERSION must not be copied into a service: a malformed value, or one that
+    fits none of the machine's GPUs (another family, or known to hang it). hsa-override-mismatch reports the value
+    itself; telling the user to hand it to the service too would make that service crash the way the session's
+    programs do."""
+    if name != OVERRIDE or not gpus:
+        return None
+    version, problem = parse_override(value)
+    if version is None:
+        return f"the value is malformed ({problem}; see hsa-override-mismatch)"
+    fitting = [g for g in gpus if (g.gfx == version or g.gfx.family == version.family)
+               and not rocm_support.unsafe_override(g.gfx.target, value.strip())]
+    if fitting:
+        return None
+    return f"{value} fits none of this machine's GPUs (see hsa-override-mismatch: remove it from the session too)"
 
 
 GPU_PREFIXES = ("HSA_", "ROCR_", "HIP_", "CUDA_", "GPU_")

@@ -541,3 +541,21 @@ def test_container_reports_are_rebuilt_in_the_container_tests(check_id):
     text = (Path(__file__).parent / "test_container_reports.py").read_text()
     for entry in listed:
         assert entry.split(":", 1)[0] in text, entry
+
+
+def test_a_wrong_override_is_never_carried_into_the_service(tmp_path):
+    """The MI300X demo showed it: HSA_OVERRIDE_GFX_VERSION=11.0.0 (an RDNA3 value from a tutorial) in /etc/environment
+    of a gfx942 node, vllm.service not reading it. hsa-override-mismatch said "remove it"; env-not-read-by-gpu-program
+    said "add Environment=HSA_OVERRIDE_GFX_VERSION=11.0.0 to vllm.service" — the fix that breaks the service. Now the
+    mismatch is the only finding, and no step anywhere hands the value to the service. A value that fits (10.3.0 on an
+    RDNA2 card) is still carried over, and a malformed one is not."""
+    for value, carried in (("11.0.0", False), ("1O.3.0", False), ("10.3.0", True)):
+        root = reporter_machine(tmp_path / value, [Gpu(100301, 0x73DF)])
+        sc.write(root, "/etc/environment", f'PATH="/usr/bin:/bin"\nHSA_OVERRIDE_GFX_VERSION={value}\n')
+        in_service(root, 2345)
+        findings = diagnose(root)
+        every_step = "\n".join(steps_of(f) for fs in findings.values() for f in fs)
+        assert (f'Environment="HSA_OVERRIDE_GFX_VERSION={value}"' in every_step) is carried, (value, every_step)
+        assert (NOT_READ in findings) is carried, value
+        if not carried:
+            assert MISMATCH in findings, value
