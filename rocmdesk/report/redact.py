@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from rocmdesk.host import HostRoot
 from rocmdesk.report import scrub
 from rocmdesk.telemetry.accounts import parse_group, parse_passwd, parse_proc_status
+from rocmdesk.telemetry.parsers import bounded_int
 
 log = logging.getLogger(__name__)
 
@@ -299,16 +300,15 @@ def _tally(counts: Counter, kind: str, replacement: str) -> str:
 
 
 def _as_int(value: str) -> int | None:
+    """An identifier as a number (hex or decimal), or None; past 64 bits it is no number (a 5000-digit
+    unique_id made int() raise and the capture fail: issue 11 item 3)."""
     text = value.lower()
-    try:
-        if text.startswith("0x"):
-            return int(text, 16)
-        if text.isdigit():
-            return int(text)
-        if re.fullmatch(r"[0-9a-f]+", text):
-            return int(text, 16)
-    except ValueError:
-        return None
+    if text.startswith("0x") and re.fullmatch(r"[0-9a-f]+", text[2:]):
+        return bounded_int(text[2:], base=16)
+    if text.isascii() and text.isdigit():
+        return bounded_int(text)
+    if re.fullmatch(r"[0-9a-f]+", text):
+        return bounded_int(text, base=16)
     return None
 
 

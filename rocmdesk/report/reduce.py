@@ -16,6 +16,7 @@ from rocmdesk.diagnosis.services import KNOWN_GPU_SERVICES
 from rocmdesk.report import scrub
 from rocmdesk.report.filters import SHELL_RC, home_file_ok, module_name, reduced
 from rocmdesk.report.redact import SERIAL_FILE_NAMES, Redactor, keep_env_name
+from rocmdesk.telemetry.accounts import parse_id
 
 _RELEVANT_PACKAGE = re.compile(
     r"^(.*amdgpu.*|rocm.*|hip.*|hsa.*|rocminfo|rocm-smi.*|amd-smi.*|amdsmi.*|miopen.*|rocblas.*|rccl.*|"
@@ -176,7 +177,8 @@ def _passwd_lines(text: str, red: Redactor) -> str:
 
 def _service_account(parts: list[str]) -> bool:
     """A system account named like a GPU server (ollama): its groups decide gpu-service-cannot-open-gpu."""
-    return (parts[2].isdigit() and 0 < int(parts[2]) <= SYSTEM_UID_MAX and not parts[5].startswith("/home/")
+    uid = parse_id(parts[2])  # bounded: a 5000-digit uid is no uid, not a ValueError
+    return (uid is not None and 0 < uid <= SYSTEM_UID_MAX and not parts[5].startswith("/home/")
             and KNOWN_GPU_SERVICES.match(f"{parts[0]}.service") is not None)
 
 
@@ -192,9 +194,10 @@ def _group_lines(text: str, gids: frozenset[int], red: Redactor) -> str:
     out = []
     for line in text.splitlines():
         parts = line.split(":")
-        if len(parts) >= 4 and (parts[0] in RELEVANT_GROUPS or (parts[2].isdigit() and int(parts[2]) in gids)):
+        gid = parse_id(parts[2]) if len(parts) >= 4 else None  # bounded: 5000 digits is no gid
+        if len(parts) >= 4 and (parts[0] in RELEVANT_GROUPS or gid in gids):
             parts[1] = "x"
-            if not (parts[2].isdigit() and int(parts[2]) <= SYSTEM_GID_MAX):
+            if not (gid is not None and gid <= SYSTEM_GID_MAX):
                 parts[0] = red.user(parts[0])  # the user's private group; system groups keep their names
             parts[3] = ",".join(red.user(m) for m in parts[3].split(",")) if parts[3] else ""
             out.append(":".join(parts[:4]))

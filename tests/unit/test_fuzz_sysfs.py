@@ -178,3 +178,37 @@ def test_a_blocking_open_is_interrupted_by_the_watchdog(tmp_path):
     with pytest.raises(fz.CaseTimeout), fz.watchdog(0.3):
         open(fifo, "rb").close()  # blocks until the watchdog fires
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["long_fields", "binary", "fifo", "directory", "symlink_loop"])
+def test_capture_over_fuzzed_files(fuzzed, kind, tmp_path):
+    """``rocmdesk capture --root`` over a seeded 15 of the files (sysfs, procfs and the diagnosis' other inputs,
+    with /etc/group and the GPU's unique_id always among them: long_fields found int() raising in both)."""
+    import argparse
+    import io
+
+    from rocmdesk.commands import capture
+
+    root, targets, _ = fuzzed("workstation")
+    pool = targets + fz.diagnosis_inputs(root)
+    chosen = [t for t in pool if t.rel.endswith(("etc/group", "/unique_id"))]
+    chosen += random.Random(f"{fz.SEED}:capture:{kind}").sample([t for t in pool if t not in chosen], 13)
+    failures = []
+    for target in chosen:
+        if kind == "long_fields" and fz.is_binary(target.path.read_bytes()):
+            continue
+        err = io.StringIO()
+        args = argparse.Namespace(root=str(root), output=str(tmp_path / "b.tar.gz"), minutes=10.0, record=0.0,
+                                  history=None, python_envs=[], dry_run=False)
+        try:
+            with fz.watchdog(fz.CASE_TIMEOUT_S), fz.mutated(target.path, kind, random.Random(1)), \
+                    fz.logged_tracebacks() as tracebacks:
+                code = capture.run(args, io.StringIO(), err)
+            failures += [f"{target.rel}: exit {code}: {err.getvalue()[:200]}"] if code else []
+            failures += [f"{target.rel}: {t}" for t in tracebacks]
+        except fz.CaseTimeout:
+            failures.append(f"{target.rel}: hung")
+        except Exception as exc:
+            failures.append(f"{target.rel}: {type(exc).__name__}: {str(exc)[:160]}")
+    assert not failures, "\n".join(failures)

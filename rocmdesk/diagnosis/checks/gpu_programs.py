@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from rocmdesk.diagnosis import rocm_support
+from rocmdesk.diagnosis.checks.environment import VISIBLE_VARS, judge_visible
 from rocmdesk.diagnosis.distro import NIXOS_CONFIG, family_key
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.env_settings import SHELL_FILES, EnvSetting
@@ -78,11 +79,6 @@ def env_not_read_by_gpu_program(ctx):
     outcomes: list = []
     fine: list[str] = []
     gpus = [g for g in facts.amd_gpus if g.gfx is not None]
-    for name in list(session):
-        why = _not_worth_carrying(name, session[name][-1].value, gpus)
-        if why:  # copying it into the service would break the GPU program it now leaves alone
-            fine.append(f"{name}={session[name][-1].value} is not in the GPU services, and should not be: {why}")
-            del session[name]
     for unit in programs.services:
         running = [(pid, process_env(facts, pid)) for pid in unit.pids]
         for name, places in session.items():
@@ -91,6 +87,10 @@ def env_not_read_by_gpu_program(ctx):
             if any(env is not None and name in env for _pid, env in running):
                 continue
             value = places[-1].value
+            why = not_worth_carrying(facts, name, value, unit.name)
+            if why:  # copying it into the service would break the GPU program it now leaves alone
+                fine.append(f"{name}={value} is not in {unit.name}, and should not be: {why}")
+                continue
             where = ", ".join(dict.fromkeys(session_place(p) or p.path for p in places))
             ev = [Evidence(f"{p.name}={p.value}", p.path, p.line) for p in places]
             ev += _unit_evidence(unit, name)
@@ -123,21 +123,29 @@ def env_not_read_by_gpu_program(ctx):
                   if session else "no GPU variable is set only for login sessions")
 
 
-def _not_worth_carrying(name: str, value: str, gpus) -> str | None:
-    """Why a session-only HSA_OVERRIDE_GFX_VERSION must not be copied into a service: a malformed value, or one that
-    fits none of the machine's GPUs (another family, or known to hang it). hsa-override-mismatch reports the value
-    itself; telling the user to hand it to the service too would make that service crash the way the session's
-    programs do."""
-    if name != OVERRIDE or not gpus:
+def not_worth_carrying(facts: HostFacts, name: str, value: str, program: str) -> str | None:
+    """Why a GPU variable's value must not be handed to a GPU program (into its unit, by a restart that applies it,
+    or by `export` before starting it by hand): a *_VISIBLE_DEVICES value that hides GPUs (visible-devices-hides-gpus
+    reports it), or an HSA_OVERRIDE_GFX_VERSION that is malformed or fits none of the machine's GPUs (another family,
+    or known to hang it; hsa-override-mismatch reports it). Carrying it over would break the program the way the
+    other finding says it breaks the session."""
+    if name in VISIBLE_VARS:
+        total = None if facts.kfd_nodes is None else len(facts.kfd_gpu_nodes)
+        problem, _kept = judge_visible(value, total)
+        return f"{problem} (see visible-devices-hides-gpus)" if problem else None
+    targets = [g.gfx for g in facts.amd_gpus if g.gfx is not None]
+    if name != OVERRIDE or not targets:
         return None
     version, problem = parse_override(value)
     if version is None:
         return f"the value is malformed ({problem}; see hsa-override-mismatch)"
-    fitting = [g for g in gpus if (g.gfx == version or g.gfx.family == version.family)
-               and not rocm_support.unsafe_override(g.gfx.target, value.strip())]
+    # the hangs are PyTorch's: ollama runs 11.0.0 on a 780M (the same exception hsa-override-mismatch makes)
+    unsafe_counts = "ollama" not in program.lower()
+    fitting = [t for t in targets if (t == version or t.family == version.family)
+               and not (unsafe_counts and rocm_support.unsafe_override(t.target, value.strip()))]
     if fitting:
         return None
-    return f"{value} fits none of this machine's GPUs (see hsa-override-mismatch: remove it from the session too)"
+    return f"{value} fits none of this machine's GPUs (see hsa-override-mismatch: remove it where it is set)"
 
 
 GPU_PREFIXES = ("HSA_", "ROCR_", "HIP_", "CUDA_", "GPU_")
@@ -155,6 +163,8 @@ def _not_restarted(facts: HostFacts, programs) -> list[Failed]:
             for name, s in unit.env.items():
                 if not name.startswith(GPU_PREFIXES) or env.get(name) == s.value:
                     continue
+                if not_worth_carrying(facts, name, s.value, unit.name):
+                    continue  # a restart would apply a value another finding says to remove
                 running = f"has {name}={env[name]}" if name in env else f"has no {name}"
                 out.append(Failed(
                     evidence=[Evidence(f"{name}={s.value}", s.path, s.line),
@@ -182,7 +192,8 @@ def _hand_started(facts: HostFacts, programs) -> list[Failed]:
                 if unit.exec_start else ""
             if not program or comm != program[:15]:
                 continue
-            missing = [s for n, s in unit.env.items() if n.startswith(GPU_PREFIXES) and n not in env]
+            missing = [s for n, s in unit.env.items() if n.startswith(GPU_PREFIXES) and n not in env
+                       and not not_worth_carrying(facts, n, s.value, unit.name)]
             for s in missing:
                 out.append(Failed(
                     evidence=[Evidence(f"{s.name}={s.value}", s.path, s.line),

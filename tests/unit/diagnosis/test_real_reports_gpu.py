@@ -491,7 +491,15 @@ def test_supplementary_groups_in_a_drop_in_let_the_service_in(tmp_path):
 
 def test_drop_in_written_but_service_not_restarted(tmp_path):
     """`systemctl edit` writes the drop-in and reloads systemd but does not restart the service (ollama's 780M
-    tutorial, ollama/ollama PR #5426, ends with the restart for that reason): the running process lacks the value."""
+    tutorial, ollama/ollama PR #5426, ends with the restart for that reason): the running process lacks the value.
+    The same restart is not proposed for a value another finding says to remove: 11.0.0 set for a PyTorch service
+    (comfyui.service) on the 780M, where it hangs (ROCm/TheRock#1184) and hsa-override-mismatch says so."""
+    bad = reporter_machine(tmp_path / "bad", [Gpu(110003, 0x15BF)])
+    sc.write(bad, "/etc/systemd/system/comfyui.service",
+             '[Service]\nExecStart=/opt/comfy/venv/bin/python main.py\nEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')
+    in_service(bad, 2345, "comfyui.service")
+    assert sc.run_check(bad, NOT_READ).status is Status.PASS
+    assert MISMATCH in diagnose(bad)
     root = reporter_machine(tmp_path / "r", [Gpu(110003, 0x15BF)])
     sc.write(root, "/etc/systemd/system/ollama.service.d/override.conf",
              '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=11.0.0"\n')

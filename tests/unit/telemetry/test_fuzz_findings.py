@@ -190,3 +190,14 @@ def test_tool_output_numbers_past_64_bits_are_no_readings():
     assert smi_parsers._hex_or_none("0x" + "f" * 5000) is None and smi_parsers._hex_or_none("0x744c") == 0x744C
     assert smi_parsers._hex_or_none("9" * 5000) is None and smi_parsers._hex_or_none("29772") == 29772
     assert smi_parsers._hex_or_none("0xzz") is None and smi_parsers._hex_or_none(" ١٢ ") is None
+
+
+def test_capture_redaction_and_group_reduction_bound_their_numbers():
+    """Found by fuzzing capture: a 5000-digit unique_id (redact) or gid in /etc/group (reduce) raised in int()."""
+    from rocmdesk.report import redact, reduce
+
+    assert redact._as_int("9" * 5000) is None and redact._as_int("0x" + "f" * 5000) is None
+    assert redact._as_int("5a17c0de0000f00d") == 0x5A17C0DE0000F00D and redact._as_int("42") == 42
+    text = f"render:x:{'9' * 5000}:alice\nvideo:x:44:alice\n"
+    kept = reduce._group_lines(text, frozenset({44}), redact.Redactor())
+    assert "video:x:44:" in kept
