@@ -285,6 +285,29 @@ def plan_steps(s: EnvSetting, plan) -> tuple[str, ...]:
 # -- hsa-override-suggested ---------------------------------------------------------------------------------
 
 
+def _override_steps(facts: HostFacts, var: str, value: str) -> tuple[str, ...]:
+    """Where to set the override: in each GPU service's unit when the machine runs one (a service never reads
+    ~/.profile: systemd.exec(5); the fault of ollama/ollama#6152 and #8679), else for programs started from a login
+    shell. Never a service the machine does not have."""
+    from rocmdesk.diagnosis.checks.gpu_programs import drop_in_steps  # it imports this module
+    from rocmdesk.diagnosis.services import gpu_programs
+
+    services = gpu_programs(facts).services
+    steps: list[str] = [f"Set `{var}={value}` for the program that uses the GPU"
+                        + (f": {', '.join(u.name for u in services)} reads it only from its unit." if services
+                           else ".")]
+    for unit in services:
+        steps += drop_in_steps(facts, unit, [(var, value)])
+    shell = f"`export {var}={value}` in ~/.profile, then log in again and start the program from a new shell"
+    steps.append(f"For GPU programs you start yourself (not {', '.join(u.name for u in services)}): {shell}."
+                  if services else f"For a program started from a login shell: {shell}; for a systemd service, "
+                  f"`Environment=\"{var}={value}\"` in its unit instead (`sudo systemctl edit <unit>`), which is "
+                  "all a service reads.")
+    steps.append("If the program then crashes with a memory access fault, remove the variable: not every part of a "
+                 "family runs the other part's code.")
+    return tuple(steps)
+
+
 @check("hsa-override-suggested", AREA)
 def hsa_override_suggested(ctx):
     if ctx.is_wsl:
@@ -309,11 +332,7 @@ def hsa_override_suggested(ctx):
         if has_global or gpu.kfd_node in node_set:
             continue
         var = OVERRIDE if len(families) == 1 or gpu.kfd_node is None else f"{OVERRIDE}_{gpu.kfd_node}"
-        steps = (f"Set `{var}={suggestion}` for the program that uses the GPU, e.g. `export {var}={suggestion}` "
-                 "in ~/.profile, or `Environment=\"" + f"{var}={suggestion}\"` in its systemd unit "
-                 "(`sudo systemctl edit ollama.service`).",
-                 "Restart that program. If it then crashes with a memory access fault, remove the variable: "
-                 "not every part of a family runs the other part's code.")
+        steps = _override_steps(facts, var, suggestion)
         details = (f"GPU {_describe(gpu)} is not on ROCm's supported list; the same-family override "
                    f"{suggestion} is what people use for it.")
         if len(families) > 1:

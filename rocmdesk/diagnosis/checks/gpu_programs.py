@@ -49,7 +49,9 @@ def _unit_evidence(unit: ServiceUnit, name: str) -> list[Evidence]:
     return out
 
 
-def _drop_in_steps(facts: HostFacts, unit: ServiceUnit, assignments: list[tuple[str, str]]) -> tuple[str, ...]:
+def drop_in_steps(facts: HostFacts, unit: ServiceUnit, assignments: list[tuple[str, str]]) -> tuple[str, ...]:
+    """Set ``assignments`` in ``unit`` the way the distribution does it (a systemctl edit drop-in; NixOS: the
+    configuration), restart, check. Also used by hsa-override-suggested, so a service gets its own fix."""
     family = family_key(facts.os_release)
     lines = " ".join(f'`Environment="{n}={v}"`' for n, v in assignments)
     if family == "nixos":
@@ -112,7 +114,7 @@ def env_not_read_by_gpu_program(ctx):
                 evidence=ev,  # no subject: the title names the variable, the place and the service
                 title=f"{name} is set in {where}, but {unit.name} does not read it",
                 severity=Severity.ERROR if name.startswith(SEVERE) else Severity.WARNING,
-                details=details, fix_steps=_drop_in_steps(facts, unit, assignments)))
+                details=details, fix_steps=drop_in_steps(facts, unit, assignments)))
     outcomes += _not_restarted(facts, programs)
     outcomes += _hand_started(facts, programs)
     if outcomes:

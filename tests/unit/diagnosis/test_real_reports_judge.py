@@ -235,6 +235,72 @@ def test_pytorch_96964_7900_xtx_conda_python_3_9_gets_an_index_with_a_3_9_wheel(
                                   "https://download.pytorch.org/whl/rocm6.4")
 
 
+# -- GPUs ROCm does not support --------------------------------------------------------------------------------
+
+SUGGESTED = "hsa-override-suggested"
+ARCH = 'NAME="Arch Linux"\nPRETTY_NAME="Arch Linux"\nID=arch\nBUILD_ID=rolling\n'
+NIXOS = 'NAME=NixOS\nID=nixos\nVERSION_ID="24.05"\nPRETTY_NAME="NixOS 24.05 (Uakari)"\n'
+
+
+def test_ollama_2869_rx_6600_service_gets_the_override_in_its_unit_first(tmp_path):
+    """ollama/ollama#2869 ("Ollama doesn't use Radeon RX 6600"): ollama as a service on an RX 6600 (gfx1032, not on
+    ROCm's list); a commenter on the official Arch package with an RX 7600 sees the same. What makes it run is the
+    same-family override for the server (ollama docs/gpu.md "Overrides": HSA_OVERRIDE_GFX_VERSION="10.3.0"), set
+    in the service as docs/faq.md says. rocmdesk used to say "e.g. `export` in ~/.profile" first, which
+    ollama.service never reads (the fault of ollama/ollama#6152), and named ollama.service even on machines without
+    it. Assumed: Arch, PCI id 1002:73FF (Navi 23), ROCm 6.0.2 under /opt, the service's process in its cgroup,
+    nothing set anywhere. Expected: advice (info: nothing is set wrong) whose first place is the service's drop-in."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100302, 0x73FF)], rocm="6.0.2")
+    sc.write(root, "/etc/os-release", ARCH)
+    in_service(root)
+    finding = only(diagnose(root), SUGGESTED)
+    assert finding.severity is Severity.INFO
+    steps = finding.fix.steps
+    assert steps[0] == ("Set `HSA_OVERRIDE_GFX_VERSION=10.3.0` for the program that uses the GPU: ollama.service "
+                        "reads it only from its unit.")
+    assert steps[1].startswith("Run `sudo systemctl edit ollama.service`")
+    assert 'Environment="HSA_OVERRIDE_GFX_VERSION=10.3.0"' in steps[1]
+    assert "sudo systemctl restart ollama.service" in steps[2]
+    profile = [i for i, t in enumerate(steps) if "~/.profile" in t]
+    assert profile and profile[0] > 2 and "not ollama.service" in steps[profile[0]]
+
+
+def test_override_advice_names_no_service_the_machine_does_not_have(tmp_path):
+    """The same RX 6600 with no ollama and no GPU service (a ComfyUI started from a terminal): the steps name no unit
+    that does not exist."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100302, 0x73FF)], rocm="6.0.2")
+    without_ollama(root)
+    finding = only(diagnose(root), SUGGESTED)
+    steps = steps_of(finding)
+    assert "ollama" not in steps
+    assert "`export HSA_OVERRIDE_GFX_VERSION=10.3.0` in ~/.profile" in steps and "systemctl edit <unit>" in steps
+
+
+def test_nixpkgs_308206_rx_580_ollama_service_gets_what_works_on_gfx803(tmp_path):
+    """NixOS/nixpkgs#308206: NixOS 24.05 (kernel 6.8.7), services.ollama = { enable = true; acceleration = "rocm"; },
+    an RX 580; ollama logs "amdgpu version file missing: /sys/module/amdgpu/version" and uses the CPU, while "ROCm and
+    OpenCL work". The version-file line is only ollama's warning; the cause is that ollama's ROCm has no gfx803
+    (ollama/ollama#2453 asks for it, still open; AMD ended gfx8 with ROCm 4, ROCm/legacy-rocm-build#1471), so no
+    override or setting helps: what works is a build for gfx803 or Vulkan. Assumed: PCI id 1002:67DF, the generated
+    ollama.service (DynamicUser, SupplementaryGroups=render) with its process in the unit's cgroup, no ROCm under
+    /opt (NixOS keeps it in the store), no ComfyUI. Expected: the gfx803 warning with what works, nothing about the
+    version file, no override proposed."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, 0x67DF)], rocm=None)
+    sc.write(root, "/etc/os-release", NIXOS)
+    shutil.rmtree(root / "home/alice/ComfyUI")
+    sc.write(root, "/etc/systemd/system/ollama.service",
+             "[Unit]\nDescription=Server for local large language models\n\n[Service]\n"
+             'Environment="HOME=/var/lib/ollama"\nEnvironment="OLLAMA_HOST=127.0.0.1:11434"\n'
+             "ExecStart=/nix/store/8bv2k0yfl0l3v3d2sm0c4n1v1c7mbzbm-ollama-0.1.31/bin/ollama serve\n"
+             "DynamicUser=true\nSupplementaryGroups=render\n")
+    in_service(root)
+    finding = only(diagnose(root), UNSUPPORTED)
+    assert finding.severity is Severity.WARNING and finding.title == "ROCm does not support gfx803"
+    steps = steps_of(finding)
+    assert "community gfx803 builds" in steps and "Vulkan" in steps
+    assert "HSA_OVERRIDE_GFX_VERSION" not in steps
+
+
 # -- metadata ties ---------------------------------------------------------------------------------------------
 
 REPORTS_TESTED = {
@@ -242,6 +308,8 @@ REPORTS_TESTED = {
     WHEEL: ("AUTOMATIC1111/stable-diffusion-webui#10358",),
     NOCODE: ("AUTOMATIC1111/stable-diffusion-webui#7459", "pytorch/pytorch#96964"),
     GROUP: ("RadeonOpenCompute/ROCm_Documentation#39",),
+    SUGGESTED: ("ollama/ollama#2869",),
+    UNSUPPORTED: ("NixOS/nixpkgs#308206",),
 }
 
 
