@@ -18,11 +18,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from rocmdesk.diagnosis import rocm_support
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.kernel_driver import VERSION_FILE, DriverLimit, driver_limit
 from rocmdesk.diagnosis.model import Evidence, Fix, Severity
 from rocmdesk.diagnosis.python_envs import ComfyInstall, Discovery, Line, PythonEnv, machine_gpus
 from rocmdesk.diagnosis.torch_index import (
+    NO_WHEELS_FOR_GFX,
     DriverTooOld,
     NoSuitableIndex,
     NoWheelForPython,
@@ -190,6 +192,20 @@ def update_driver_step(limit: DriverLimit, need: str | None) -> str:
             "distribution kernel is new enough for this GPU, remove amdgpu-dkms to use the kernel's own amdgpu.")
 
 
+def _works(target: str) -> str:
+    row = rocm_support.row_of(target)
+    return row.what_works if row and row.what_works else "no PyTorch ROCm wheel carries it"
+
+
+def _no_wheel_targets(gfx_targets) -> list[str]:
+    """The GPUs' targets when no PyTorch ROCm index rocmdesk knows has code for any of them and none has a
+    same-family override (rocmdesk.diagnosis.rocm_support's table); else [] (some GPU a wheel can serve)."""
+    targets = sorted(set(gfx_targets))
+    if targets and all(t in NO_WHEELS_FOR_GFX and not rocm_support.same_family_override(t) for t in targets):
+        return targets
+    return []
+
+
 @check("torch-wheel-mismatch", AREA)
 def torch_wheel_mismatch(ctx):
     gpus = machine_gpus(ctx.root, getattr(ctx, "facts", None))
@@ -221,6 +237,20 @@ def torch_wheel_mismatch(ctx):
         limit = host_driver_limit(ctx)
         evidence = _torch_evidence(env) + ([driver_evidence(limit)] if limit is not None else [])
         steps: tuple[str, ...]
+        hopeless = _no_wheel_targets(gpus.gfx_targets)
+        if hopeless:
+            # a ROCm wheel would swap "no NVIDIA driver" for "hipErrorNoBinaryForGpu": no index carries code for
+            # any of this machine's GPUs and no same-family override exists (gfx803: AUTOMATIC1111#10358)
+            works = tuple(f"What works on {t}: {_works(t)}." for t in hopeless)
+            details += (f"A ROCm build from PyTorch's indexes would not help either: none has code for "
+                        f"{', '.join(hopeless)} and no same-family override exists, so rocmdesk offers no reinstall "
+                        f"(see the finding that ROCm does not support {', '.join(hopeless)}). {' '.join(works)}")
+            steps = (*works,
+                     "Reinstalling torch from https://download.pytorch.org/whl/rocm* does not help this GPU: those "
+                     "wheels have no code for it and stop with \"hipErrorNoBinaryForGpu\".")
+            outcomes.append(Failed(evidence=evidence, subject=_subject(env), details=details, title=title,
+                                   fix=Fix("pip-reinstall-rocm-torch", False, steps, None)))
+            continue
         try:
             index, why = choose_index(_previous_rocm(env), gpus.gfx_targets, python=python, driver=limit)
         except DriverTooOld as old_driver:

@@ -10,6 +10,7 @@ severity, the fix, and that nothing else fires (no false alarm).
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ import pytest
 from rocmdesk.diagnosis.metadata import load_metadata
 from rocmdesk.diagnosis.model import Severity
 from tests.support import scenarios as sc
+from tests.support.python_envs import make_venv
 from tests.support.reports import Gpu, diagnose, evidence_texts, only, reporter_machine, steps_of, without_ollama
+from tests.support.rocm_libs import tensile_folder
 
 NOT_READ = "env-not-read-by-gpu-program"
 GROUP = "user-not-in-render-group"
@@ -115,10 +118,129 @@ def test_rocm_documentation_39_kfd_is_render_and_the_user_is_only_in_video(tmp_p
     assert finding.fix.action is not None and "render" in finding.fix.action[1]
 
 
+# -- PyTorch builds that cannot use the GPU ---------------------------------------------------------------------
+
+WHEEL = "torch-wheel-mismatch"
+NOCODE = "torch-no-code-for-gpu"
+UNSUPPORTED = "gpu-not-supported-by-rocm"
+# PYTORCH_ROCM_ARCH of the rocm5.x manywheel builds (pytorch/builder manywheel/build_rocm.sh of 2022-2023): the
+# bundled rocBLAS carries Tensile libraries for these only; pytorch/pytorch#96964's reporter found no gfx1100 one
+ROCM5_WHEEL_TARGETS = ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030"]
+
+
+def webui_env(root: Path, torch: str, version: str, py: str = "3.10",
+              rel: str = "home/alice/stable-diffusion-webui/venv", targets: list[str] | None = None,
+              conda: bool = False) -> Path:
+    """The reporter's Python environment in place of the workstation's ComfyUI (and no ollama service)."""
+    shutil.rmtree(root / "home/alice/ComfyUI")
+    without_ollama(root)
+    env = make_venv(root, rel, torch, py=py, version=version, conda=conda)
+    if targets is not None:
+        tensile_folder(env / f"lib/python{py}/site-packages/torch/lib/rocblas/library", targets)
+    return env
+
+
+def test_a1111_10358_rx_570_cuda_torch_gets_no_reinstall_that_cannot_help(tmp_path):
+    """AUTOMATIC1111/stable-diffusion-webui#10358: Ubuntu 22.04, i5-10500 + RX 570 8 GB (the title says RX 580
+    2048SP), launched with TORCH_COMMAND='pip install torch torchvision --extra-index-url
+    https://download.pytorch.org/whl/rocm5.1.1' python launch.py --no-half; "Torch is not able to use GPU"; rocminfo
+    sees the GPU. With --extra-index-url pip takes PyPI's higher-versioned CUDA torch (comfy-cli PR #379), in May 2023
+    torch 2.0.1. What works (AMD in ROCm/legacy-rocm-build#1471: gfx8 is no longer supported; Firstbober/
+    rocm-pytorch-gfx803-docker#5): no official ROCm wheel has gfx803 code, only community gfx803 builds. rocmdesk used
+    to offer a one-click reinstall from whl/rocm7.2, which swaps "no NVIDIA driver" for "hipErrorNoBinaryForGpu":
+    an impossible fix, now gone. Assumed: PCI id 1002:67DF (Polaris 10, gfx803), torch 2.0.1 from PyPI with its
+    nvidia-* requirements in the webui's venv on Python 3.10, no ROCm under /opt (the thread shows rocminfo but not
+    which release), no ollama."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, 0x67DF)], rocm=None)
+    sc.write(root, "/etc/os-release", JAMMY)
+    webui_env(root, "cuda-untagged", "2.0.1")
+    findings = diagnose(root)
+    assert set(findings) == {WHEEL, UNSUPPORTED}, titles(findings)
+    wheel = findings[WHEEL][0]
+    assert wheel.severity is Severity.ERROR and wheel.title == "PyTorch is a CUDA build, not a ROCm build"
+    assert wheel.fix.action is None  # no one-click reinstall from an index without gfx803 code
+    steps = steps_of(wheel)
+    assert "--index-url https://download.pytorch.org/whl/rocm" not in steps
+    assert "What works on gfx803" in steps and "community gfx803 builds" in steps
+    assert "does not help this GPU" in steps
+    unsupported = findings[UNSUPPORTED][0]
+    assert unsupported.severity is Severity.WARNING and unsupported.title == "ROCm does not support gfx803"
+
+
+def test_a1111_10358_the_rocm_5_1_1_wheel_it_meant_has_no_gfx803_code_either(tmp_path):
+    """AUTOMATIC1111/stable-diffusion-webui#10358 had pip honoured the ROCm index (what the reporter meant): torch
+    1.12.1+rocm5.1.1, whose bundled rocBLAS has no gfx803 library. Expected: "no code for gfx803" with what works
+    and no reinstall (every index lacks it). Assumed as above, the wheel's targets ROCM5_WHEEL_TARGETS."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, 0x67DF)], rocm=None)
+    sc.write(root, "/etc/os-release", JAMMY)
+    webui_env(root, "rocm", "1.12.1+rocm5.1.1", targets=ROCM5_WHEEL_TARGETS)
+    findings = diagnose(root)
+    assert set(findings) == {NOCODE, UNSUPPORTED}, titles(findings)
+    nocode = findings[NOCODE][0]
+    assert nocode.severity is Severity.ERROR and nocode.title == "The installed PyTorch has no code for gfx803"
+    assert nocode.fix is None or nocode.fix.action is None
+    every_step = "\n".join(steps_of(f) for fs in findings.values() for f in fs if f.fix)
+    assert "--index-url https://download.pytorch.org/whl/rocm" not in every_step
+
+
+def test_a_gfx803_beside_a_gpu_the_wheels_serve_keeps_the_reinstall(tmp_path):
+    """The no-reinstall rule is for machines where no GPU can get code from a PyTorch ROCm wheel: with an RX 7900 XTX
+    beside the RX 570, the reinstall serves the 7900 XTX and stays (one-click)."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110000, 0x744C), Gpu(80003, 0x67DF, pci="0000:0a:00.0")], rocm=None)
+    webui_env(root, "cuda-untagged", "2.0.1")
+    wheel = diagnose(root)[WHEEL][0]
+    assert wheel.fix.action is not None and "--index-url https://download.pytorch.org/whl/rocm" in steps_of(wheel)
+
+
+def test_a1111_7459_rx_7900_xtx_rocm_5_2_wheel_has_no_gfx1100(tmp_path):
+    """AUTOMATIC1111/stable-diffusion-webui#7459: fresh Ubuntu 22.04.1, RX 7900 XTX, webui-user.sh with
+    TORCH_COMMAND="pip install torch torchvision --extra-index-url https://download.pytorch.org/whl/rocm5.2"; the
+    installer "successfully installs ROCm torch" (1.13.1+rocm5.2 outranks PyPI's 1.13.1 by its local tag), then
+    "AssertionError: Torch is not able to use GPU"; adding the user to render and video did not help. The rocm5.2
+    wheels have no gfx1100 code (AMD in pytorch/pytorch#96964: Navi31 not yet supported by that ROCm); PyTorch's
+    wheels carry gfx1100 from ROCm 5.5 on, and ComfyUI's README installs from whl/rocm7.2. Assumed: PCI id 1002:744C,
+    the venv on Python 3.10, the wheel's targets ROCM5_WHEEL_TARGETS, no ROCm under /opt, no ollama.
+    Expected: "no code for gfx1100", reinstall from an index with gfx1100; no group finding (the user is in both)."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110000, 0x744C)], rocm=None)
+    sc.write(root, "/etc/os-release", JAMMY)
+    webui_env(root, "rocm", "1.13.1+rocm5.2", targets=ROCM5_WHEEL_TARGETS)
+    finding = only(diagnose(root), NOCODE)
+    assert finding.severity is Severity.ERROR and finding.title == "The installed PyTorch has no code for gfx1100"
+    assert any("rocBLAS Tensile library has code for gfx1030, gfx900, gfx906, gfx908, gfx90a" in t
+               for t in evidence_texts(finding))
+    assert "--force-reinstall torch torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm7.2" \
+        in steps_of(finding)
+    assert finding.fix.action == ("pip-reinstall-rocm-torch", "/home/alice/stable-diffusion-webui/venv",
+                                  "https://download.pytorch.org/whl/rocm7.2")
+
+
+def test_pytorch_96964_7900_xtx_conda_python_3_9_gets_an_index_with_a_3_9_wheel(tmp_path):
+    """pytorch/pytorch#96964: Ubuntu 22.04, RX 7900 XTX, torch 2.0.0 from pip in a miniconda env on Python 3.9;
+    matmul stops with "rocBLAS error: Cannot read .../torch/lib/rocblas/library/TensileLibrary.dat"; the reporter
+    found the bundled rocBLAS has no gfx1100 library; AMD: not yet supported, it comes with the ROCm release that
+    supports Navi3x. Today's wheels have gfx1100, but rocm7.2's need Python 3.10 or newer (pytorch/pytorch
+    RELEASE.md), so the reinstall must come from the newest index with a 3.9 wheel. Assumed: the wheel
+    2.0.0+rocm5.4.2 with ROCM5_WHEEL_TARGETS, the env at /home/alice/miniconda3/envs/pytorch2 (the reporter's
+    /home/kali/...), PCI id 1002:744C, no ROCm under /opt, no ollama."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110000, 0x744C)], rocm=None)
+    sc.write(root, "/etc/os-release", JAMMY)
+    webui_env(root, "rocm", "2.0.0+rocm5.4.2", py="3.9", rel="home/alice/miniconda3/envs/pytorch2",
+              targets=ROCM5_WHEEL_TARGETS, conda=True)
+    finding = only(diagnose(root), NOCODE)
+    assert finding.severity is Severity.ERROR and finding.title == "The installed PyTorch has no code for gfx1100"
+    assert any(t.endswith("torch/lib/rocblas/library: rocBLAS Tensile library has code for gfx1030, gfx900, gfx906, "
+                          "gfx908, gfx90a") for t in evidence_texts(finding))
+    assert "--index-url https://download.pytorch.org/whl/rocm6.4" in steps_of(finding)  # rocm6.4: 3.9 to 3.14
+    assert finding.fix.action == ("pip-reinstall-rocm-torch", "/home/alice/miniconda3/envs/pytorch2",
+                                  "https://download.pytorch.org/whl/rocm6.4")
+
+
 # -- metadata ties ---------------------------------------------------------------------------------------------
 
 REPORTS_TESTED = {
     NOT_READ: ("ollama/ollama#6152", "ollama/ollama#8772"),
+    WHEEL: ("AUTOMATIC1111/stable-diffusion-webui#10358",),
+    NOCODE: ("AUTOMATIC1111/stable-diffusion-webui#7459", "pytorch/pytorch#96964"),
     GROUP: ("RadeonOpenCompute/ROCm_Documentation#39",),
 }
 
