@@ -138,3 +138,17 @@ def real_report_tests_text() -> str:
     lists must be rebuilt in one of them, not necessarily in the file of that check's other reports."""
     folder = Path(__file__).resolve().parents[1] / "unit" / "diagnosis"
     return "\n".join(p.read_text() for p in sorted(folder.glob("test_real_reports_*.py")))
+
+
+def assert_metadata_ties(check_id: str, tested: tuple[str, ...]) -> None:
+    """The check's metadata lists every report ``tested`` rebuilds, and every report it lists is rebuilt in one of
+    the real-report test files (a docstring names it)."""
+    from rocmdesk.diagnosis.metadata import load_metadata
+
+    listed = load_metadata()[check_id].reports
+    joined = " ".join(listed)
+    for report in tested:
+        assert report in joined, (check_id, report)
+    text = real_report_tests_text()
+    for entry in listed:
+        assert entry.split(":", 1)[0].split(" (")[0] in text, entry
