@@ -301,12 +301,36 @@ def test_nixpkgs_308206_rx_580_ollama_service_gets_what_works_on_gfx803(tmp_path
     assert "HSA_OVERRIDE_GFX_VERSION" not in steps
 
 
+def test_legacy_2061_rx_6600_koboldai_no_binary_is_the_override_not_a_reinstall(tmp_path):
+    """ROCm/legacy-rocm-build#2061: Arch Linux, RX 6600 + i5-8400, ROCm from the AUR (`yay -S rocm-hip-sdk
+    rocm-opencl-sdk`), KoboldAI stops with "hipErrorNoBinaryForGpu: Unable to find code object for all current
+    devices!". Solved in the thread: `export HSA_OVERRIDE_GFX_VERSION=10.3.0` ("oh wow it actually works"). Assumed:
+    PCI id 1002:73FF (gfx1032), ROCm 5.4.3 under /opt, KoboldAI's micromamba env (runtime/envs/koboldai, Python 3.8)
+    with torch 1.13.1+rocm5.2 and ROCM5_WHEEL_TARGETS, started from a terminal, no ollama. Expected: the missing-code
+    error and the override advice both say HSA_OVERRIDE_GFX_VERSION=10.3.0, in the shell, and no reinstall (no index
+    has gfx1032 code; the override runs the gfx1030 code the wheel has)."""
+    root = reporter_machine(tmp_path / "r", [Gpu(100302, 0x73FF)], rocm="5.4.3")
+    sc.write(root, "/etc/os-release", ARCH)
+    webui_env(root, "rocm", "1.13.1+rocm5.2", py="3.8", rel="home/alice/KoboldAI/runtime/envs/koboldai",
+              targets=ROCM5_WHEEL_TARGETS, conda=True)
+    findings = diagnose(root)
+    assert set(findings) == {NOCODE, SUGGESTED}, titles(findings)
+    nocode = findings[NOCODE][0]
+    assert nocode.severity is Severity.ERROR and nocode.title == "The installed PyTorch has no code for gfx1032"
+    assert "`HSA_OVERRIDE_GFX_VERSION=10.3.0`" in steps_of(nocode)
+    assert "--index-url" not in steps_of(nocode) and (nocode.fix is None or nocode.fix.action is None)
+    advice = findings[SUGGESTED][0]
+    assert advice.severity is Severity.INFO
+    assert "`export HSA_OVERRIDE_GFX_VERSION=10.3.0` in ~/.profile" in steps_of(advice)
+    assert "ollama" not in steps_of(advice)
+
+
 # -- metadata ties ---------------------------------------------------------------------------------------------
 
 REPORTS_TESTED = {
     NOT_READ: ("ollama/ollama#6152", "ollama/ollama#8772"),
     WHEEL: ("AUTOMATIC1111/stable-diffusion-webui#10358",),
-    NOCODE: ("AUTOMATIC1111/stable-diffusion-webui#7459", "pytorch/pytorch#96964"),
+    NOCODE: ("AUTOMATIC1111/stable-diffusion-webui#7459", "pytorch/pytorch#96964", "ROCm/legacy-rocm-build#2061"),
     GROUP: ("RadeonOpenCompute/ROCm_Documentation#39",),
     SUGGESTED: ("ollama/ollama#2869",),
     UNSUPPORTED: ("NixOS/nixpkgs#308206",),
