@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import logging
 
+from rocmdesk.diagnosis.checks.python_torch import env_python, host_driver_limit, no_wheel_targets
 from rocmdesk.diagnosis.engine import Failed, Passed, check
 from rocmdesk.diagnosis.launchers import Launcher, find_launchers
 from rocmdesk.diagnosis.model import Evidence, Severity
-from rocmdesk.diagnosis.python_envs import read_env
-from rocmdesk.diagnosis.torch_index import index_for_rocm_tag, index_url
+from rocmdesk.diagnosis.python_envs import machine_gpus, read_env
+from rocmdesk.diagnosis.torch_index import (
+    DriverTooOld,
+    NoSuitableIndex,
+    NoWheelForPython,
+    choose_index,
+    index_for_rocm_tag,
+    index_url,
+)
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +63,7 @@ def _outcome(ctx, launcher: Launcher):
     index = None
     for _env, torch in rocm:
         index = index_for_rocm_tag(torch.local_tag or "") or index
+    index = _fitting_index(ctx, index, [env for env, _t in torches])
     url = index_url(index) if index else INDEX_HINT
     if launcher.kind in ("a1111", "forge"):
         return _webui_outcome(launcher, ev, wrong, rocm, url)
@@ -84,6 +93,24 @@ def _outcome(ctx, launcher: Launcher):
                                   f"{launcher.preferred_torch[1]}, not ROCm, so its updates install that build."
                                   if _sm_not_rocm(launcher) and launcher.preferred_torch else "")),
                   fix_steps=STEPS[launcher.kind](url))
+
+
+def _fitting_index(ctx, installed: str | None, envs) -> str | None:
+    """The index to pin the launcher to: the one torch-wheel-mismatch would choose from the installed wheel's ROCm
+    release, the GPUs' targets, the environment's Python and the loaded driver. Pinning the installed wheel's own
+    index would reinstall a wheel without code for the GPU (rocm5.2 on an RX 7900 XTX,
+    AUTOMATIC1111/stable-diffusion-webui#7459) on the launcher's next torch install. None when no index fits."""
+    gpus = machine_gpus(ctx.root, getattr(ctx, "facts", None))
+    if not gpus.gfx_targets:
+        return installed  # the GPUs' targets are unknown: nothing to judge the installed wheel's index by
+    if no_wheel_targets(gpus.gfx_targets):
+        return None  # no index has code for them (gfx803...): pin none
+    previous = installed[len("rocm"):] if installed else None
+    python = env_python(envs[0]) if envs else None
+    try:
+        return choose_index(previous, gpus.gfx_targets, python=python, driver=host_driver_limit(ctx))[0]
+    except (DriverTooOld, NoSuitableIndex, NoWheelForPython):
+        return None
 
 
 def _sm_not_rocm(launcher: Launcher) -> bool:

@@ -197,7 +197,7 @@ def _works(target: str) -> str:
     return row.what_works if row and row.what_works else "no PyTorch ROCm wheel carries it"
 
 
-def _no_wheel_targets(gfx_targets) -> list[str]:
+def no_wheel_targets(gfx_targets) -> list[str]:
     """The GPUs' targets when no PyTorch ROCm index rocmdesk knows has code for any of them and none has a
     same-family override (rocmdesk.diagnosis.rocm_support's table); else [] (some GPU a wheel can serve)."""
     targets = sorted(set(gfx_targets))
@@ -237,7 +237,7 @@ def torch_wheel_mismatch(ctx):
         limit = host_driver_limit(ctx)
         evidence = _torch_evidence(env) + ([driver_evidence(limit)] if limit is not None else [])
         steps: tuple[str, ...]
-        hopeless = _no_wheel_targets(gpus.gfx_targets)
+        hopeless = no_wheel_targets(gpus.gfx_targets)
         if hopeless:
             # a ROCm wheel would swap "no NVIDIA driver" for "hipErrorNoBinaryForGpu": no index carries code for
             # any of this machine's GPUs and no same-family override exists (gfx803: AUTOMATIC1111#10358)

@@ -123,6 +123,7 @@ def test_rocm_documentation_39_kfd_is_render_and_the_user_is_only_in_video(tmp_p
 WHEEL = "torch-wheel-mismatch"
 NOCODE = "torch-no-code-for-gpu"
 UNSUPPORTED = "gpu-not-supported-by-rocm"
+LAUNCHER = "launcher-reinstalls-torch"
 # PYTORCH_ROCM_ARCH of the rocm5.x manywheel builds (pytorch/builder manywheel/build_rocm.sh of 2022-2023): the
 # bundled rocBLAS carries Tensile libraries for these only; pytorch/pytorch#96964's reporter found no gfx1100 one
 ROCM5_WHEEL_TARGETS = ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030"]
@@ -212,6 +213,46 @@ def test_a1111_7459_rx_7900_xtx_rocm_5_2_wheel_has_no_gfx1100(tmp_path):
         in steps_of(finding)
     assert finding.fix.action == ("pip-reinstall-rocm-torch", "/home/alice/stable-diffusion-webui/venv",
                                   "https://download.pytorch.org/whl/rocm7.2")
+
+
+def test_a1111_7459_webui_user_sh_is_pinned_to_an_index_with_gfx1100_not_to_rocm5_2(tmp_path):
+    """AUTOMATIC1111/stable-diffusion-webui#7459 with the reporter's webui-user.sh as pasted (COMMANDLINE_ARGS
+    "--precision full --no-half", TORCH_COMMAND "pip install torch torchvision --extra-index-url
+    https://download.pytorch.org/whl/rocm5.2"). rocmdesk used to tell the user to pin TORCH_COMMAND to
+    `--index-url .../rocm5.2` (the installed wheel's index) and run `--reinstall-torch`: that reinstalls the wheel
+    without gfx1100 code, undoing the torch-no-code-for-gpu fix. Expected: the pin names the same index as that fix."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110000, 0x744C)], rocm=None)
+    sc.write(root, "/etc/os-release", JAMMY)
+    webui_env(root, "rocm", "1.13.1+rocm5.2", targets=ROCM5_WHEEL_TARGETS)
+    sc.write(root, "/home/alice/stable-diffusion-webui/webui.sh", "#!/usr/bin/env bash\n")
+    sc.write(root, "/home/alice/stable-diffusion-webui/launch.py", "from modules import launch_utils\n")
+    sc.write(root, "/home/alice/stable-diffusion-webui/webui-user.sh",
+             '#!/bin/bash\nexport COMMANDLINE_ARGS="--precision full --no-half"\n'
+             'export TORCH_COMMAND="pip install torch torchvision --extra-index-url '
+             'https://download.pytorch.org/whl/rocm5.2"\n')
+    findings = diagnose(root)
+    assert set(findings) == {NOCODE, LAUNCHER}, titles(findings)
+    launcher = findings[LAUNCHER][0]
+    assert launcher.severity is Severity.WARNING
+    assert any(t.endswith("TORCH_COMMAND=pip install torch torchvision --extra-index-url "
+                          "https://download.pytorch.org/whl/rocm5.2") for t in evidence_texts(launcher))
+    steps = steps_of(launcher)
+    assert "--index-url https://download.pytorch.org/whl/rocm7.2" in steps and "whl/rocm5.2" not in steps
+    assert "https://download.pytorch.org/whl/rocm7.2" in steps_of(findings[NOCODE][0])  # both fixes agree
+
+
+def test_webui_pin_names_no_index_for_a_gpu_no_index_has_code_for(tmp_path):
+    """The RX 570 of AUTOMATIC1111/stable-diffusion-webui#10358 with a webui-user.sh TORCH_COMMAND: no PyTorch ROCm
+    index has gfx803 code, so the launcher finding names none (only the placeholder), rather than one that fails."""
+    root = reporter_machine(tmp_path / "r", [Gpu(80003, 0x67DF)], rocm=None)
+    webui_env(root, "rocm", "1.12.1+rocm5.1.1", targets=ROCM5_WHEEL_TARGETS)
+    sc.write(root, "/home/alice/stable-diffusion-webui/webui.sh", "#!/usr/bin/env bash\n")
+    sc.write(root, "/home/alice/stable-diffusion-webui/launch.py", "from modules import launch_utils\n")
+    sc.write(root, "/home/alice/stable-diffusion-webui/webui-user.sh",
+             'export TORCH_COMMAND="pip install torch torchvision --extra-index-url '
+             'https://download.pytorch.org/whl/rocm5.1.1"\n')
+    steps = steps_of(diagnose(root)[LAUNCHER][0])
+    assert "whl/rocmX.Y" in steps and "whl/rocm5.1.1" not in steps
 
 
 def test_pytorch_96964_7900_xtx_conda_python_3_9_gets_an_index_with_a_3_9_wheel(tmp_path):
@@ -333,6 +374,7 @@ REPORTS_TESTED = {
     NOCODE: ("AUTOMATIC1111/stable-diffusion-webui#7459", "pytorch/pytorch#96964", "ROCm/legacy-rocm-build#2061"),
     GROUP: ("RadeonOpenCompute/ROCm_Documentation#39",),
     SUGGESTED: ("ollama/ollama#2869",),
+    LAUNCHER: ("AUTOMATIC1111/stable-diffusion-webui#7459",),
     UNSUPPORTED: ("NixOS/nixpkgs#308206",),
 }
 
