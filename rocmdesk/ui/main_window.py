@@ -14,9 +14,9 @@ from rocmdesk.ui import theme
 from rocmdesk.ui.context import AppContext
 from rocmdesk.ui.formatting import fmt_age, gpu_label
 from rocmdesk.ui.notifications import DesktopAlerts
-from rocmdesk.ui.settings import pictures_dir
 from rocmdesk.ui.tabs import TAB_FACTORIES, Tab, load_factory
 from rocmdesk.ui.widgets import set_text
+from rocmdesk.xdg_paths import pictures_dir
 
 log = logging.getLogger(__name__)
 

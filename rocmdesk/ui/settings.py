@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from rocmdesk.atomic_file import atomic_write_text
-from rocmdesk.xdg_paths import config_dir, pictures_dir  # noqa: F401  (pictures_dir: the window's screenshots)
+from rocmdesk.xdg_paths import config_dir
 
 log = logging.getLogger(__name__)
 

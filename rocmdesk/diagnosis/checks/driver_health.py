@@ -61,6 +61,8 @@ def _log_name(log_) -> str:
 _FATAL_INIT_RE = re.compile(r"Fatal error during GPU init|amdgpu_device_ip_init failed")
 # PSP trusted-application firmware: "not a requirement for basic ROCm functionality" (ROCm/legacy-rocm-build#912)
 _OPTIONAL_FIRMWARE_RE = re.compile(r"_ta\.bin$")
+
+
 @check("firmware-load-failure", AREA)
 def firmware_load_failure(ctx):
     log_, skipped = _kernel_log(ctx)
