@@ -203,6 +203,14 @@ TABLE: tuple[TargetRow, ...] = (
 
 BY_TARGET: dict[str, TargetRow] = {row.target: row for row in TABLE}
 
+# Targets that exist only as integrated GPUs (APUs): llvm/docs/AMDGPUUsage.rst, "AMDGPU Processors" table, Type
+# "APU" (gfx902/909/90c Raven/Renoir, gfx1033 Van Gogh, gfx1035 Rembrandt, gfx1036 Raphael, gfx1103 Phoenix, gfx115x
+# Strix). Beside a discrete GPU such an iGPU crashes the LLM runtimes that split work over every visible GPU
+# (ollama/ollama#2054, fixed in ollama PR #2195 by hiding it with ROCR_VISIBLE_DEVICES; lemonade-sdk/llamacpp-rocm#96;
+# ggml-org/llama.cpp#8618)
+APU_TARGETS = frozenset({"gfx902", "gfx909", "gfx90c", "gfx1033", "gfx1035", "gfx1036", "gfx1103", "gfx1150",
+                         "gfx1151", "gfx1152"})
+
 
 def row_of(target: str) -> TargetRow | None:
     return BY_TARGET.get(target)

@@ -285,27 +285,52 @@ def plan_steps(s: EnvSetting, plan) -> tuple[str, ...]:
 # -- hsa-override-suggested ---------------------------------------------------------------------------------
 
 
-def _override_steps(facts: HostFacts, var: str, value: str) -> tuple[str, ...]:
-    """Where to set the override: in each GPU service's unit when the machine runs one (a service never reads
+def _override_steps(facts: HostFacts, assignments: list[tuple[str, str]]) -> tuple[str, ...]:
+    """Where to set ``assignments``: in each GPU service's unit when the machine runs one (a service never reads
     ~/.profile: systemd.exec(5); the fault of ollama/ollama#6152 and #8679), else for programs started from a login
     shell. Never a service the machine does not have."""
     from rocmdesk.diagnosis.checks.gpu_programs import drop_in_steps  # it imports this module
     from rocmdesk.diagnosis.services import gpu_programs
 
     services = gpu_programs(facts).services
-    steps: list[str] = [f"Set `{var}={value}` for the program that uses the GPU"
+    names = " and ".join(f"`{n}={v}`" for n, v in assignments)
+    steps: list[str] = [f"Set {names} for the program that uses the GPU"
                         + (f": {', '.join(u.name for u in services)} reads it only from its unit." if services
                            else ".")]
     for unit in services:
-        steps += drop_in_steps(facts, unit, [(var, value)])
-    shell = f"`export {var}={value}` in ~/.profile, then log in again and start the program from a new shell"
+        steps += drop_in_steps(facts, unit, assignments)
+    exports = " ".join(f"{n}={v}" for n, v in assignments)
+    lines = " ".join(f'`Environment="{n}={v}"`' for n, v in assignments)
+    shell = f"`export {exports}` in ~/.profile, then log in again and start the program from a new shell"
     steps.append(f"For GPU programs you start yourself (not {', '.join(u.name for u in services)}): {shell}."
-                  if services else f"For a program started from a login shell: {shell}; for a systemd service, "
-                  f"`Environment=\"{var}={value}\"` in its unit instead (`sudo systemctl edit <unit>`), which is "
-                  "all a service reads.")
-    steps.append("If the program then crashes with a memory access fault, remove the variable: not every part of a "
-                 "family runs the other part's code.")
+                 if services else f"For a program started from a login shell: {shell}; for a systemd service, "
+                 f"{lines} in its unit instead (`sudo systemctl edit <unit>`), which is all a service reads.")
+    if any(n.startswith(OVERRIDE) for n, _ in assignments):
+        steps.append("If the program then crashes with a memory access fault, remove the variable: not every part of "
+                     "a family runs the other part's code.")
     return tuple(steps)
+
+
+def _runs_rocm(gpu: GpuFact) -> bool:
+    """ROCm code runs on it: natively, or with its own same-family override."""
+    target = _gfx(gpu).target
+    return is_supported(target) or suggested_override(target) is not None
+
+
+def _hide_igpu(facts: HostFacts, gpu: GpuFact, keep: list[GpuFact], hide: tuple[str, str], suggestion: str,
+               ev: list[Evidence]) -> Failed:
+    """An unsupported iGPU beside GPUs that run ROCm code: hide it (what ollama does since PR #2195), rather than the
+    override that would make it take part in the work the runtimes spread over every visible GPU."""
+    target = _gfx(gpu).target
+    details = (f"GPU {_describe(gpu)} is an integrated GPU (APU) that ROCm does not support, beside "
+               f"{', '.join(_describe(g) for g in keep)}, which can run ROCm code. LLM runtimes spread a model over "
+               "every GPU ROCm shows (ollama/ollama#2054, lemonade-sdk/llamacpp-rocm#96, ggml-org/llama.cpp#8618) "
+               f"and crash on the iGPU; the same-family override {suggestion} would only make it take part. Hide it "
+               f"from ROCm programs: ROCR_VISIBLE_DEVICES={hide[0]} ({hide[1]}), as ollama itself does since "
+               "ollama PR #2195.")
+    return Failed(evidence=ev, subject=gpu.pci, details=details, severity=Severity.WARNING,
+                  title=f"The integrated GPU {target} is not on ROCm's supported list: hide it from ROCm programs",
+                  fix_steps=_override_steps(facts, [("ROCR_VISIBLE_DEVICES", hide[0])]))
 
 
 @check("hsa-override-suggested", AREA)
@@ -321,6 +346,8 @@ def hsa_override_suggested(ctx):
     settings = _overrides(facts)
     has_global = any(s.name == OVERRIDE for s in settings)
     node_set = {int(m.group(1)) for s in settings if (m := _NODE_OVERRIDE_RE.match(s.name))}
+    # a GPU choice already made anywhere is visible-devices-hides-gpus' to judge, not replaced here
+    chosen = any(s.name in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES") for s in facts.env_settings)
     outcomes: list = []
     families = {_gfx(g).family for g in gpus}
     for gpu in gpus:
@@ -331,17 +358,37 @@ def hsa_override_suggested(ctx):
             continue
         if has_global or gpu.kfd_node in node_set:
             continue
+        ev = [Evidence(f"gfx_target_version {gfx.major * 10000 + gfx.minor * 100 + gfx.step} "
+                       f"({target})", f"/sys/class/kfd/kfd/topology/nodes/{gpu.kfd_node}/properties")
+              if gpu.kfd_node is not None else Evidence(f"{gpu.pci} is {target}")]
+        others = [g for g in gpus if g is not gpu]
+        runnable = [g for g in others if _runs_rocm(g)]
+        if target in rocm_support.APU_TARGETS and runnable:
+            if chosen:
+                continue  # the GPUs were chosen (the iGPU hidden, as a rule): no override that brings it back
+            hide = visible_devices_value(facts, runnable)
+            if hide:
+                outcomes.append(_hide_igpu(facts, gpu, runnable, hide, suggestion, ev))
+                continue
         var = OVERRIDE if len(families) == 1 or gpu.kfd_node is None else f"{OVERRIDE}_{gpu.kfd_node}"
-        steps = _override_steps(facts, var, suggestion)
+        assignments = [(var, suggestion)]
         details = (f"GPU {_describe(gpu)} is not on ROCm's supported list; the same-family override "
                    f"{suggestion} is what people use for it.")
         if len(families) > 1:
             details += (f" This machine mixes GPU families, so set it only for this GPU's KFD node "
                         f"({var}), not globally.")
-        ev = [Evidence(f"gfx_target_version {gfx.major * 10000 + gfx.minor * 100 + gfx.step} "
-                       f"({target})", f"/sys/class/kfd/kfd/topology/nodes/{gpu.kfd_node}/properties")
-              if gpu.kfd_node is not None else Evidence(f"{gpu.pci} is {target}")]
-        outcomes.append(Failed(evidence=ev, subject=gpu.pci, details=details, fix_steps=steps))
+        # a global value reaches every GPU: one it hangs (11.0.0 on the 780M beside an RX 7700S,
+        # ggml-org/llama.cpp#8618; ROCm/legacy-rocm-build#4557) is hidden beside it, or no global value is proposed
+        hurt = [g for g in others if var == OVERRIDE and rocm_support.unsafe_override(_gfx(g).target, suggestion)]
+        if hurt:
+            keep = visible_devices_value(facts, [gpu] + [g for g in runnable if g not in hurt])
+            if keep is None or chosen:
+                continue
+            assignments.append(("ROCR_VISIBLE_DEVICES", keep[0]))
+            details += (f" {suggestion} also reaches {', '.join(_describe(g) for g in hurt)}, where it can hang the "
+                        f"GPU, so hide that one in the same place: ROCR_VISIBLE_DEVICES={keep[0]} ({keep[1]}).")
+        outcomes.append(Failed(evidence=ev, subject=gpu.pci, details=details,
+                               fix_steps=_override_steps(facts, assignments)))
     if outcomes:
         return outcomes
     if has_global or node_set:

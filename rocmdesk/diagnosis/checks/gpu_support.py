@@ -13,6 +13,7 @@ import logging
 from rocmdesk.diagnosis import rocm_support
 from rocmdesk.diagnosis.engine import Failed, Passed, Skipped, check
 from rocmdesk.diagnosis.facts import HostFacts
+from rocmdesk.diagnosis.gpu_code import targets_in_names
 from rocmdesk.diagnosis.gpu_select import visible_devices_value
 from rocmdesk.diagnosis.model import Evidence, Severity
 from rocmdesk.diagnosis.pci_kfd import GpuFact
@@ -20,6 +21,8 @@ from rocmdesk.diagnosis.pci_kfd import GpuFact
 log = logging.getLogger(__name__)
 
 AREA = "Environment"
+ROCM_ROCBLAS = "/opt/rocm/lib/rocblas/library"  # one TensileLibrary_lazy_<gfx>.dat per target it has code for
+MAX_NAMES = 20000
 
 
 def gpu_evidence(gpu: GpuFact) -> Evidence:
@@ -105,8 +108,13 @@ def gpu_not_supported_by_rocm(ctx):
                        "and newer)")
     judged = f"ROCm {version}" if version else f"ROCm {rocm_support.LATEST} (no ROCm installed under /opt)"
     supported = [g for g in gpus if g.gfx and rocm_support.is_supported(g.gfx.target, release)]
+    # GPUs ROCm code runs on, natively or with their own same-family override (the RX 7700S beside a 780M,
+    # ggml-org/llama.cpp#8618): the ones to keep visible when hiding one it does not run on
+    runnable = supported + [g for g in gpus if g.gfx and g not in supported
+                            and rocm_support.same_family_override(g.gfx.target)]
     outcomes: list = []
     fine: list[str] = []
+    rocm_code = targets_in_names(ctx.root.listdir(ROCM_ROCBLAS)[:MAX_NAMES]) if version else frozenset()
     for gpu in gpus:
         assert gpu.gfx is not None
         target = gpu.gfx.target
@@ -117,6 +125,12 @@ def gpu_not_supported_by_rocm(ctx):
             continue
         if row is not None and row.override and status == "never":
             continue  # hsa-override-suggested / hsa-override-mismatch speak of it
+        if target in rocm_code:
+            # off AMD's list, but this ROCm was built for it: TheRock's gfx1151 ROCm in a Strix Halo toolbox
+            # (kyuz0/amd-strix-halo-vllm-toolboxes#6) has rocBLAS code for it and runs it
+            fine.append(f"{target} is not on ROCm's official list, but the installed ROCm's rocBLAS has code for it "
+                        f"({ROCM_ROCBLAS})")
+            continue
         ev = [gpu_evidence(gpu)] + ([rocm_ev] if rocm_ev else [])
         severity = Severity.WARNING
         steps: tuple[str, ...]
@@ -155,12 +169,13 @@ def gpu_not_supported_by_rocm(ctx):
                 # (pytorch/pytorch#179865): advice, not a fault
                 severity = Severity.INFO
                 title, details, steps = _still_runs(gpu, row, last, version, when)
-        others = [g for g in supported if g is not gpu]
+        others = [g for g in runnable if g is not gpu]
         if others and status in ("dropped", "never", "unknown"):
             value = visible_devices_value(facts, others)
             # an unsupported GPU left visible makes HIP programs abort for every GPU ("Unable to find code object
             # for all current devices": ROCm/clr hipamd/src/hip_code_object.cpp; ROCm/legacy-rocm-build#2061)
-            details += (" The machine's other GPU(s) " + ", ".join(describe(g) for g in others) + " are supported: "
+            how = "are supported" if all(g in supported for g in others) else "run ROCm code (with their override)"
+            details += (" The machine's other GPU(s) " + ", ".join(describe(g) for g in others) + f" {how}: "
                         "while this one stays visible, HIP programs can abort with \"hipErrorNoBinaryForGpu: Unable to "
                         "find code object for all current devices\".")
             if value:
