@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 
 AREA = "Environment"
 ROCM_ROCBLAS = "/opt/rocm/lib/rocblas/library"  # one TensileLibrary_lazy_<gfx>.dat per target it has code for
+# the ROCm that ollama bundles and runs (its Dockerfile installs dist/lib/ollama/rocm/rocblas/library; the install
+# script unpacks it under /usr/local, distribution packages under /usr)
+BUNDLED_ROCBLAS = ("/usr/local/lib/ollama/rocm/rocblas/library", "/usr/lib/ollama/rocm/rocblas/library")
 MAX_NAMES = 20000
 
 
@@ -114,7 +117,8 @@ def gpu_not_supported_by_rocm(ctx):
                             and rocm_support.same_family_override(g.gfx.target)]
     outcomes: list = []
     fine: list[str] = []
-    rocm_code = targets_in_names(ctx.root.listdir(ROCM_ROCBLAS)[:MAX_NAMES]) if version else frozenset()
+    code_in = {folder: targets_in_names(ctx.root.listdir(folder)[:MAX_NAMES])
+               for folder in ((ROCM_ROCBLAS,) if version else ()) + BUNDLED_ROCBLAS}
     for gpu in gpus:
         assert gpu.gfx is not None
         target = gpu.gfx.target
@@ -125,11 +129,11 @@ def gpu_not_supported_by_rocm(ctx):
             continue
         if row is not None and row.override and status == "never":
             continue  # hsa-override-suggested / hsa-override-mismatch speak of it
-        if target in rocm_code:
-            # off AMD's list, but this ROCm was built for it: TheRock's gfx1151 ROCm in a Strix Halo toolbox
-            # (kyuz0/amd-strix-halo-vllm-toolboxes#6) has rocBLAS code for it and runs it
-            fine.append(f"{target} is not on ROCm's official list, but the installed ROCm's rocBLAS has code for it "
-                        f"({ROCM_ROCBLAS})")
+        built_for = [folder for folder, targets in code_in.items() if target in targets]
+        if built_for:
+            # off AMD's list, but the ROCm build in use was made for it: TheRock's gfx1151 ROCm in a Strix Halo
+            # toolbox (kyuz0/amd-strix-halo-vllm-toolboxes#6), ollama's bundle on a gfx1150 (ollama/ollama#16690)
+            fine.append(f"{target} is not on ROCm's official list, but rocBLAS in {built_for[0]} has code for it")
             continue
         ev = [gpu_evidence(gpu)] + ([rocm_ev] if rocm_ev else [])
         severity = Severity.WARNING

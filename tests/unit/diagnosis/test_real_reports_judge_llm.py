@@ -299,11 +299,39 @@ def test_ollama_9184_680m_override_in_unit_and_drop_in_fires_nothing(tmp_path):
     assert diagnose(root) == {}, titles(diagnose(root))
 
 
+def test_ollama_16690_890m_dropped_by_ollamas_igpu_filter_gets_no_rocm_warning(tmp_path):
+    """ollama/ollama#16690 ("Ollama gemma does not run on GPU Radeon 890M anymore after v 0.24.0"): Ubuntu 24.04
+    (kernel 6.17.0-29-generic), Ryzen AI 9 HX PRO 375 with a Radeon 890M (gfx1150, 1002:150e); the model ran 100% on
+    the GPU with ollama 0.24.0 and on the CPU from 0.30.0. The cause (ollama PR #16701, "Fixes #16690"): 0.30 drops
+    integrated GPUs that are not allow-listed ("dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1"), while
+    "gfx1150 is already a compiled target" of ollama's bundled ROCm. Fix: OLLAMA_IGPU_ENABLE=1, or the release with the
+    PR. That filter is inside ollama, outside what rocmdesk reads; the GPU, driver and ROCm build are fine.
+    Assumed: the install script's ollama.service with its process in the unit's cgroup, ollama's bundled rocBLAS at
+    /usr/local/lib/ollama/rocm/rocblas/library with gfx1150 among its targets, no ROCm under /opt, the 890M at
+    0000:c4:00.0, the workstation's kernel in place of 6.17. Expected: nothing fires; in particular no "ROCm does not
+    support gfx1150" warning telling an ollama user to install PyTorch wheels."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110500, 0x150E, pci="0000:c4:00.0")], rocm=None)
+    sc.write(root, "/etc/os-release", sc.OS_RELEASE)
+    in_service(root)
+    shutil.rmtree(root / "home/alice/ComfyUI")
+    tensile_folder(root / "usr/local/lib/ollama/rocm/rocblas/library", ["gfx1030", "gfx1100", "gfx1150", "gfx1151",
+                                                                        "gfx1200", "gfx1201", "gfx942"])
+    assert diagnose(root) == {}, titles(diagnose(root))
+
+
+def test_an_ollama_bundle_without_the_target_keeps_the_warning(tmp_path):
+    """The same 890M with an older ollama bundle whose rocBLAS has no gfx1150 library: the warning stays."""
+    root = reporter_machine(tmp_path / "r", [Gpu(110500, 0x150E, pci="0000:c4:00.0")], rocm=None)
+    in_service(root)
+    tensile_folder(root / "usr/local/lib/ollama/rocm/rocblas/library", ["gfx1030", "gfx1100"])
+    assert UNSUPPORTED in diagnose(root)
+
+
 # -- metadata ties ---------------------------------------------------------------------------------------------
 
 REPORTS_TESTED = {
     SUGGESTED: ("ollama/ollama#2054", "lemonade-sdk/llamacpp-rocm#96", "ggml-org/llama.cpp#8618"),
-    UNSUPPORTED: ("ggml-org/llama.cpp#8618",),
+    UNSUPPORTED: ("ggml-org/llama.cpp#8618", "ollama/ollama#16690"),
     DEVICE_GROUP: ("vllm-project/vllm#34573", "kyuz0/amd-strix-halo-vllm-toolboxes#6"),
 }
 
